@@ -1,0 +1,80 @@
+"""Intents (goals that emerge from converging evidence) and the messages published for them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas.limits import SCHEMA_VERSION
+
+
+class IntentStatus(StrEnum):
+    PENDING = "pending"
+    ACTION_SCHEDULED = "action_scheduled"
+    RESOLVED = "resolved"
+    REJECTED = "rejected"
+    DEFERRED = "deferred"
+
+
+# Lifecycle: pending -> action_scheduled -> resolved | rejected | deferred; a deferred intent
+# can come back to pending (or be scheduled, resolved or rejected); resolved/rejected are final.
+INTENT_TRANSITIONS: dict[IntentStatus, frozenset[IntentStatus]] = {
+    IntentStatus.PENDING: frozenset(
+        {IntentStatus.ACTION_SCHEDULED, IntentStatus.RESOLVED, IntentStatus.REJECTED, IntentStatus.DEFERRED}
+    ),
+    IntentStatus.ACTION_SCHEDULED: frozenset(
+        {IntentStatus.RESOLVED, IntentStatus.REJECTED, IntentStatus.DEFERRED}
+    ),
+    IntentStatus.DEFERRED: frozenset(
+        {IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED, IntentStatus.RESOLVED, IntentStatus.REJECTED}
+    ),
+    IntentStatus.RESOLVED: frozenset(),
+    IntentStatus.REJECTED: frozenset(),
+}
+
+OPEN_STATUSES = frozenset({IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED, IntentStatus.DEFERRED})
+
+
+def can_transition(current: IntentStatus, target: IntentStatus) -> bool:
+    return target in INTENT_TRANSITIONS[current]
+
+
+class Intent(BaseModel):
+    """The public view of an INTENT node."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    tenant: str
+    title: str
+    description: str = ""
+    category: str = "general"
+    status: IntentStatus = IntentStatus.PENDING
+    supporting_concepts: list[str] = Field(default_factory=list)
+    supporting_labels: list[str] = Field(default_factory=list)
+    evidence_event_ids: list[str] = Field(default_factory=list)  # RawEvent ids
+    deadline: datetime | None = None
+    density: float = 0.0
+    threshold: float = 0.0
+    created_at: datetime
+    updated_at: datetime
+
+
+class IntentMessage(BaseModel):
+    """What goes out on the intents topic / sinks. `message_id` dedups (intent id + status)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    type: Literal["intent.created", "intent.status_changed"]
+    tenant: str
+    intent: Intent
+    previous_status: IntentStatus | None = None
+    emitted_at: datetime
+
+    @property
+    def message_id(self) -> str:
+        return f"{self.intent.id}:{self.intent.status.value}"

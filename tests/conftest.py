@@ -1,0 +1,40 @@
+"""Shared fixtures: a deterministic embedder and an event factory."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from schemas.events import RawEvent
+from topologies.config import EngineConfig
+from topologies.embedding import HashingEmbedder
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def embedder() -> HashingEmbedder:
+    return HashingEmbedder(dim=256)
+
+
+@pytest.fixture
+def engine_config() -> EngineConfig:
+    return EngineConfig()
+
+
+@pytest.fixture
+def make_event() -> Callable[..., RawEvent]:
+    counter = itertools.count(1)
+
+    def factory(title: str, body: str = "", *, tenant: str = "alice", hours: float | None = None,
+                source: str = "note", id: str | None = None, **extra: Any) -> RawEvent:
+        n = next(counter)
+        ts = T0 + timedelta(hours=hours if hours is not None else n)
+        return RawEvent(id=id or f"ev-{n:04d}", tenant=tenant, source=source, ts=ts,
+                        title=title, body=body, **extra)
+
+    return factory

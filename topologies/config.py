@@ -1,0 +1,58 @@
+"""Engine parameters (SPEC sections 2 and 4). Built by stream_app.settings; tests build their own."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ContextConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    knn: int = 8  # kNN per embedded kind
+    max_candidates: int = 120  # cap on the neighbourhood expanded around kNN hits
+    max_fanout: int = 12  # edges followed per node when expanding (strongest first)
+    immediate: int = 5
+    working: int = 12
+    background: int = 8
+    recency_tau_days: float = 7.0  # Ebbinghaus kernel exp(-dt/tau)
+    urgency_horizon_days: float = 14.0
+    pagerank_alpha: float = 0.85
+
+
+class ConsolidationConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    merge_similarity: float = 0.86  # concepts above this cosine merge (compression)
+    near_duplicate_title: float = 0.88  # ADD_NODE concept this close to one -> reinforcement
+    decay_per_day: float = 0.02  # lambda of w(t) = w0 * exp(-lambda * dt)
+    prune_floor: float = 0.05  # edges below this weight are pruned by the periodic sweep
+    completion_k: int = 3
+    completion_similarity: float = 0.45
+    reinforce_boost: float = 0.2  # w0 increment on reinforcement (capped at max_weight)
+    max_weight: float = 3.0
+
+
+class IntentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    initial_threshold: float = 3.0
+    ema_beta: float = 0.3
+    min_supporting_concepts: int = 2
+    window_days: float = 21.0  # evidence older than this counts little
+    min_threshold: float = 1.5
+    max_threshold: float = 12.0
+
+
+class EngineConfig(BaseModel):
+    """Everything the fold needs besides its collaborators (planner, embedder)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    context: ContextConfig = Field(default_factory=ContextConfig)
+    consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
+    intents: IntentConfig = Field(default_factory=IntentConfig)
+    # heuristic planner
+    assign_similarity: float = 0.5  # event joins a concept at/above this cosine
+    pair_similarity: float = 0.45  # two unassigned events seed a new concept
+    pool_size: int = 2000  # unassigned events kept for online clustering (most recent)
+    link_window_days: float = 21.0  # entity-overlap links only to events this recent

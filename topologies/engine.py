@@ -1,0 +1,311 @@
+"""The fold: one event into one tenant's memory (SPEC section 2).
+
+1. ``ingest``: validate, dedup by event id, store the EVENT node verbatim (own transaction,
+   committed before any planner runs: a planner failure never loses input).
+2. ``fold_stored``: assemble context, plan, then in one transaction: count access, apply the
+   plan, consolidate, let intents emerge, mark the event folded. Any failure rolls the whole
+   transaction back; the fallback planner's plan is tried next, then an empty plan, so the
+   event always ends folded.
+
+Time is the stream clock: the latest event time seen by the tenant (events may arrive out of
+order), so replaying a stream reproduces the same graph.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from schemas.errors import InvalidTransitionError, NotFoundError, PlanRejectedError
+from schemas.events import RawEvent
+from schemas.graph import Node, NodeKind
+from schemas.intents import IntentMessage, IntentStatus, can_transition
+from schemas.plans import UpdatePlan
+from topologies.config import EngineConfig
+from topologies.consolidation import Consolidator
+from topologies.context import assemble_context, record_access
+from topologies.embedding import Embedder
+from topologies.executor import PlanExecutor
+from topologies.intents import IntentEmergence, intent_view
+from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id
+from topologies.planner import Planner, PlanRequest
+from topologies.scope import FoldScope
+from topologies.vector_index import Vector
+
+log = structlog.get_logger(__name__)
+
+CLOCK_KEY = "clock"
+EVENTS_FOLDED_KEY = "events_folded"
+
+
+@dataclass
+class IngestResult:
+    event_id: str
+    node_id: str
+    duplicate: bool
+    changes: ChangeSet | None = None
+
+
+@dataclass
+class FoldResult:
+    tenant: str
+    event_id: str
+    node_id: str
+    status: str  # folded | duplicate | fallback | empty
+    planner: str = ""
+    ops: int = 0
+    changes: list[ChangeSet] = field(default_factory=list)
+    messages: list[IntentMessage] = field(default_factory=list)
+    error: str | None = None
+    plan_seconds: float = 0.0
+    fold_seconds: float = 0.0
+
+
+def event_to_node(event: RawEvent, node_id: str) -> Node:
+    """The verbatim EVENT node: the hippocampal trace, immutable from here on."""
+    received = event.received_at or event.ts
+    return Node(
+        id=node_id,
+        kind=NodeKind.EVENT,
+        tenant=event.tenant,
+        title=event.title,
+        text=event.body,
+        ts=event.ts,
+        created_at=received,
+        updated_at=received,
+        source=event.source,
+        source_event_id=event.id,
+        participants=list(event.participants),
+        attrs={"raw_attrs": dict(event.attrs), "received_at": received.isoformat()},
+    )
+
+
+def node_to_event(node: Node) -> RawEvent:
+    """Rebuild the RawEvent from its stored EVENT node (for re-planning after a crash)."""
+    assert node.ts is not None and node.source_event_id is not None
+    return RawEvent(
+        id=node.source_event_id,
+        tenant=node.tenant,
+        source=node.source or "note",
+        ts=node.ts,
+        title=node.title,
+        body=node.text,
+        participants=list(node.participants),
+        attrs=dict(node.attrs.get("raw_attrs", {})),
+        received_at=node.created_at,
+    )
+
+
+class FoldEngine:
+    """Stateless over tenants: every call gets the TenantMemory it works on."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        planner: Planner,
+        config: EngineConfig | None = None,
+        fallback: Planner | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.planner = planner
+        self.fallback = fallback
+        self.config = config or EngineConfig()
+        self.executor = PlanExecutor(embedder, self.config)
+        self.consolidator = Consolidator(self.executor, self.config)
+        self.emergence = IntentEmergence(self.executor, embedder, self.config)
+
+    def new_memory(self, tenant: str) -> TenantMemory:
+        return TenantMemory(tenant, self.embedder.dim)
+
+    # ------------------------------------------------------------------ clock
+    def stream_now(self, memory: TenantMemory, event: RawEvent | None = None) -> datetime:
+        clock = memory.meta.get(CLOCK_KEY)
+        current = datetime.fromisoformat(clock) if clock else None
+        if event is None:
+            if current is None:
+                raise NotFoundError(f"tenant {memory.tenant!r} has no events yet")
+            return current
+        return event.ts if current is None or event.ts > current else current
+
+    # ----------------------------------------------------------------- ingest
+    def ingest(self, memory: TenantMemory, event: RawEvent) -> IngestResult:
+        """Dedup and store the raw event as an EVENT node. Commits on its own."""
+        if event.tenant != memory.tenant:
+            raise PlanRejectedError(f"event for tenant {event.tenant!r} sent to {memory.tenant!r}")
+        node_id = event_node_id(memory.tenant, event.id)
+        if memory.event_state(event.id) is not None or node_id in memory.graph:
+            return IngestResult(event.id, node_id, duplicate=True)
+        vector = self.embedder.embed([event.text or event.id])[0]
+        memory.begin()
+        try:
+            memory.graph.add_node(event_to_node(event, node_id))
+            memory.index(NodeKind.EVENT).upsert(node_id, vector)
+            memory.index(POOL).upsert(node_id, vector)
+            self._trim_pool(memory)
+            memory.set_event_state(event.id, "stored")
+            now = self.stream_now(memory, event)
+            memory.set_meta(CLOCK_KEY, now.isoformat())
+        except BaseException:
+            memory.rollback()
+            raise
+        return IngestResult(event.id, node_id, duplicate=False, changes=memory.commit())
+
+    def _trim_pool(self, memory: TenantMemory) -> None:
+        pool = memory.index(POOL)
+        limit = self.config.pool_size
+        if len(pool) <= limit + max(1, limit // 10):
+            return
+        by_age = sorted(pool.ids(), key=lambda nid: memory.graph.node(nid).ts or datetime.min)
+        for node_id in by_age[: len(pool) - limit]:
+            pool.remove(node_id)
+
+    # ------------------------------------------------------------------- fold
+    async def fold(self, memory: TenantMemory, event: RawEvent) -> FoldResult:
+        """Ingest then fold; a duplicate is a no-op."""
+        ingested = self.ingest(memory, event)
+        if ingested.duplicate and memory.event_state(event.id) == "folded":
+            return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
+        result = await self.fold_stored(memory, event)
+        if ingested.changes is not None:
+            result.changes.insert(0, ingested.changes)
+        return result
+
+    async def fold_stored(self, memory: TenantMemory, event: RawEvent) -> FoldResult:
+        """Plan and apply a stored (ingested, not yet folded) event."""
+        node_id = event_node_id(memory.tenant, event.id)
+        if memory.event_state(event.id) == "folded":
+            return FoldResult(memory.tenant, event.id, node_id, status="duplicate")
+        started = time.perf_counter()
+        now = self.stream_now(memory, event)
+        vector = memory.index(NodeKind.EVENT).get(node_id)
+        if vector is None:
+            vector = self.embedder.embed([event.text or event.id])[0]
+        context = assemble_context(memory, vector, node_id, now, self.config.context)
+        request = PlanRequest(event, memory.graph.node(node_id), vector, context, memory, now)
+        result = FoldResult(memory.tenant, event.id, node_id, status="folded")
+        planners: list[Planner] = [self.planner]
+        if self.fallback is not None and self.fallback is not self.planner:
+            planners.append(self.fallback)
+        for attempt, planner in enumerate(planners):
+            plan_started = time.perf_counter()
+            try:
+                plan = await planner.plan(request)
+            except Exception as exc:  # a planner failure never loses the event
+                log.warning("planner_failed", tenant=memory.tenant, event_id=event.id,
+                            planner=planner.name, error=str(exc))
+                result.error = str(exc)
+                continue
+            finally:
+                result.plan_seconds += time.perf_counter() - plan_started
+            try:
+                changes, scope = self._apply(memory, event, node_id, vector, context, plan, now)
+            except PlanRejectedError as exc:
+                log.warning("plan_rejected", tenant=memory.tenant, event_id=event.id,
+                            planner=planner.name, reason=str(exc))
+                result.error = str(exc)
+                continue
+            result.status = "folded" if attempt == 0 else "fallback"
+            result.planner = planner.name
+            result.ops = len(plan.ops)
+            result.changes.append(changes)
+            result.messages = self._messages(memory, scope)
+            break
+        else:
+            changes, scope = self._apply(memory, event, node_id, vector, context,
+                                         UpdatePlan(planner="empty"), now)
+            result.status, result.planner = "empty", "empty"
+            result.changes.append(changes)
+            result.messages = self._messages(memory, scope)
+        result.fold_seconds = time.perf_counter() - started
+        return result
+
+    def _apply(
+        self,
+        memory: TenantMemory,
+        event: RawEvent,
+        node_id: str,
+        vector: Vector,
+        context: Any,
+        plan: UpdatePlan,
+        now: datetime,
+    ) -> tuple[ChangeSet, FoldScope]:
+        scope = FoldScope(memory.tenant, event.id, node_id, now)
+        scope.touch(node_id)
+        memory.begin()
+        try:
+            record_access(memory, context, now)
+            self.executor.apply(memory, plan, scope)
+            self.consolidator.consolidate(memory, scope)
+            self.emergence.emerge(memory, scope)
+            memory.set_event_state(event.id, "folded")
+            memory.set_meta(EVENTS_FOLDED_KEY, int(memory.meta.get(EVENTS_FOLDED_KEY, 0)) + 1)
+        except PlanRejectedError:
+            memory.rollback()
+            raise
+        except Exception as exc:
+            memory.rollback()
+            raise PlanRejectedError(f"{type(exc).__name__}: {exc}") from exc
+        return memory.commit(), scope
+
+    def _messages(self, memory: TenantMemory, scope: FoldScope) -> list[IntentMessage]:
+        messages = []
+        for intent_id, previous in scope.intent_changes.items():
+            node = memory.graph.get(intent_id)
+            if node is None or node.kind != NodeKind.INTENT:
+                continue
+            if previous is not None and previous == node.status:
+                continue
+            messages.append(
+                IntentMessage(
+                    type="intent.created" if previous is None else "intent.status_changed",
+                    tenant=memory.tenant,
+                    intent=intent_view(memory, node),
+                    previous_status=previous,
+                    emitted_at=scope.now,
+                )
+            )
+        return messages
+
+    # --------------------------------------------------------- user feedback
+    def set_intent_status(
+        self,
+        memory: TenantMemory,
+        intent_id: str,
+        status: IntentStatus,
+        now: datetime,
+        note: str = "",
+    ) -> tuple[ChangeSet, list[IntentMessage]]:
+        """resolve / reject / defer (or schedule) an intent; adapts the category threshold."""
+        node = memory.graph.get(intent_id)
+        if node is None or node.kind != NodeKind.INTENT:
+            raise NotFoundError(f"intent {intent_id!r} not found for tenant {memory.tenant!r}")
+        assert node.status is not None
+        if node.status == status:
+            return ChangeSet(tenant=memory.tenant), []
+        if not can_transition(node.status, status):
+            raise InvalidTransitionError(
+                f"intent {intent_id} cannot go from {node.status.value} to {status.value}"
+            )
+        scope = FoldScope(memory.tenant, "", None, now)
+        memory.begin()
+        try:
+            self.emergence.set_status(memory, scope, node.id, status, note)
+        except BaseException:
+            memory.rollback()
+            raise
+        changes = memory.commit()
+        return changes, self._messages(memory, scope)
+
+    def sweep(self, memory: TenantMemory, now: datetime) -> ChangeSet:
+        """The periodic decay sweep: prune edges whose lazily decayed weight fell below the floor."""
+        memory.begin()
+        try:
+            self.consolidator.sweep(memory, now)
+        except BaseException:
+            memory.rollback()
+            raise
+        return memory.commit()

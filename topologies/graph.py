@@ -1,0 +1,257 @@
+"""The per-tenant typed multigraph, with an undo journal for snapshot/rollback.
+
+Storage is a networkx MultiDiGraph keyed by edge kind: node attribute ``n`` holds the
+:class:`schemas.Node`, edge attribute ``e`` the :class:`schemas.Edge`. Nodes and edges are
+treated as immutable values: every change replaces the object (``model_copy``), which lets
+the journal keep the previous object as the snapshot of exactly what a fold touched. A
+rollback restores those objects; nothing is copied for the untouched rest of the graph, so
+a fold costs what it touches, not what the graph holds.
+
+Never mutate a Node or Edge in place: use the methods below.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import networkx as nx
+
+from schemas.errors import NotFoundError
+from schemas.graph import Edge, EdgeKind, Node, NodeKind
+
+EdgeKey = tuple[str, str, EdgeKind]
+
+
+@dataclass
+class Journal:
+    """Undo steps and dirty keys of one open transaction."""
+
+    undo: list[Callable[[], None]] = field(default_factory=list)
+    nodes: set[str] = field(default_factory=set)
+    edges: set[EdgeKey] = field(default_factory=set)
+    aliases: set[str] = field(default_factory=set)
+
+
+class MemoryGraph:
+    """Nodes, typed edges and the alias map (absorbed id -> surviving id) of one tenant."""
+
+    def __init__(self, tenant: str) -> None:
+        self.tenant = tenant
+        self.g: nx.MultiDiGraph = nx.MultiDiGraph()
+        self.aliases: dict[str, str] = {}
+        self._by_kind: dict[NodeKind, set[str]] = {kind: set() for kind in NodeKind}
+        self._journal: Journal | None = None
+
+    # ----------------------------------------------------------------- reading
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self.g
+
+    def __len__(self) -> int:
+        return int(self.g.number_of_nodes())
+
+    def resolve(self, node_id: str) -> str:
+        """Follow merge aliases so ids of absorbed nodes keep resolving."""
+        seen = 0
+        while node_id not in self.g and node_id in self.aliases and seen < 64:
+            node_id = self.aliases[node_id]
+            seen += 1
+        return node_id
+
+    def get(self, node_id: str) -> Node | None:
+        data = self.g.nodes.get(self.resolve(node_id))
+        return None if data is None else data["n"]
+
+    def node(self, node_id: str) -> Node:
+        found = self.get(node_id)
+        if found is None:
+            raise NotFoundError(f"node {node_id!r} not found in tenant {self.tenant!r}")
+        return found
+
+    def nodes(self, kind: NodeKind | None = None) -> Iterator[Node]:
+        if kind is None:
+            for _, data in self.g.nodes(data=True):
+                yield data["n"]
+        else:
+            for node_id in self._by_kind[kind]:
+                yield self.g.nodes[node_id]["n"]
+
+    def ids(self, kind: NodeKind) -> set[str]:
+        return self._by_kind[kind]
+
+    def count(self, kind: NodeKind | None = None) -> int:
+        return len(self) if kind is None else len(self._by_kind[kind])
+
+    def edge(self, src: str, dst: str, kind: EdgeKind) -> Edge | None:
+        data = self.g.get_edge_data(src, dst, key=kind)
+        return None if data is None else data["e"]
+
+    def edges(self, kind: EdgeKind | None = None) -> Iterator[Edge]:
+        for _, _, key, data in self.g.edges(keys=True, data=True):
+            if kind is None or key == kind:
+                yield data["e"]
+
+    def out_edges(self, node_id: str, kind: EdgeKind | None = None) -> Iterator[Edge]:
+        if node_id not in self.g:
+            return
+        for _, _, key, data in self.g.out_edges(node_id, keys=True, data=True):
+            if kind is None or key == kind:
+                yield data["e"]
+
+    def in_edges(self, node_id: str, kind: EdgeKind | None = None) -> Iterator[Edge]:
+        if node_id not in self.g:
+            return
+        for _, _, key, data in self.g.in_edges(node_id, keys=True, data=True):
+            if kind is None or key == kind:
+                yield data["e"]
+
+    def incident(self, node_id: str) -> Iterator[Edge]:
+        yield from self.out_edges(node_id)
+        yield from self.in_edges(node_id)
+
+    def neighbors(self, node_id: str) -> set[str]:
+        if node_id not in self.g:
+            return set()
+        return set(self.g.successors(node_id)) | set(self.g.predecessors(node_id))
+
+    def degree(self, node_id: str) -> int:
+        return int(self.g.degree(node_id)) if node_id in self.g else 0
+
+    def edge_count(self, kind: EdgeKind | None = None) -> int:
+        if kind is None:
+            return int(self.g.number_of_edges())
+        return sum(1 for _ in self.edges(kind))
+
+    # ------------------------------------------------------------ transactions
+    @property
+    def in_transaction(self) -> bool:
+        return self._journal is not None
+
+    def begin(self) -> Journal:
+        if self._journal is not None:
+            raise RuntimeError("a transaction is already open on this graph")
+        self._journal = Journal()
+        return self._journal
+
+    def commit(self) -> Journal:
+        journal = self._require_journal()
+        self._journal = None
+        return journal
+
+    def rollback(self) -> Journal:
+        journal = self._require_journal()
+        self._journal = None
+        for step in reversed(journal.undo):
+            step()
+        return journal
+
+    def _require_journal(self) -> Journal:
+        if self._journal is None:
+            raise RuntimeError("no open transaction")
+        return self._journal
+
+    def _record(self, undo: Callable[[], None]) -> None:
+        if self._journal is not None:
+            self._journal.undo.append(undo)
+
+    def _dirty_node(self, node_id: str) -> None:
+        if self._journal is not None:
+            self._journal.nodes.add(node_id)
+
+    def _dirty_edge(self, key: EdgeKey) -> None:
+        if self._journal is not None:
+            self._journal.edges.add(key)
+
+    # ---------------------------------------------------------------- writing
+    def add_node(self, node: Node) -> Node:
+        if node.id in self.g:
+            raise ValueError(f"node {node.id!r} already exists")
+        self._put_node(node)
+        self._record(lambda: self._drop_node_raw(node.id))
+        self._dirty_node(node.id)
+        return node
+
+    def replace_node(self, node: Node) -> Node:
+        """Store a new version of an existing node (same id and kind)."""
+        previous = self.node(node.id)
+        if previous.kind != node.kind:
+            raise ValueError("a node cannot change kind")
+        self.g.nodes[node.id]["n"] = node
+        self._record(lambda: self.g.nodes[previous.id].__setitem__("n", previous))
+        self._dirty_node(node.id)
+        return node
+
+    def update_node(self, node_id: str, **changes: Any) -> Node:
+        current = self.node(node_id)
+        return self.replace_node(current.model_copy(update=changes))
+
+    def remove_node(self, node_id: str) -> Node:
+        node = self.node(node_id)
+        for edge in list(self.incident(node.id)):
+            self.remove_edge(edge.src, edge.dst, edge.kind)
+        self._drop_node_raw(node.id)
+        self._record(lambda: self._put_node(node))
+        self._dirty_node(node.id)
+        return node
+
+    def put_edge(self, edge: Edge) -> Edge:
+        """Insert or replace the edge (src, dst, kind)."""
+        if edge.src not in self.g or edge.dst not in self.g:
+            raise NotFoundError(f"edge endpoint missing: {edge.src!r} -> {edge.dst!r}")
+        previous = self.edge(edge.src, edge.dst, edge.kind)
+        self.g.add_edge(edge.src, edge.dst, key=edge.kind, e=edge)
+        if previous is None:
+            self._record(lambda: self.g.remove_edge(edge.src, edge.dst, key=edge.kind))
+        else:
+            self._record(
+                lambda: self.g.add_edge(previous.src, previous.dst, key=previous.kind, e=previous)
+            )
+        self._dirty_edge(edge.key)
+        return edge
+
+    def remove_edge(self, src: str, dst: str, kind: EdgeKind) -> Edge | None:
+        previous = self.edge(src, dst, kind)
+        if previous is None:
+            return None
+        self.g.remove_edge(src, dst, key=kind)
+        self._record(lambda: self.g.add_edge(src, dst, key=kind, e=previous))
+        self._dirty_edge(previous.key)
+        return previous
+
+    def set_alias(self, absorbed: str, keeper: str) -> None:
+        previous = self.aliases.get(absorbed)
+        self.aliases[absorbed] = keeper
+        if previous is None:
+            self._record(lambda: self.aliases.pop(absorbed, None))
+        else:
+            self._record(lambda: self.aliases.__setitem__(absorbed, previous))
+        if self._journal is not None:
+            self._journal.aliases.add(absorbed)
+
+    # ------------------------------------------------------------- raw access
+    def _put_node(self, node: Node) -> None:
+        self.g.add_node(node.id, n=node)
+        self._by_kind[node.kind].add(node.id)
+
+    def _drop_node_raw(self, node_id: str) -> None:
+        node = self.g.nodes[node_id]["n"]
+        self.g.remove_node(node_id)
+        self._by_kind[node.kind].discard(node_id)
+
+    def load(self, nodes: Iterable[Node], edges: Iterable[Edge], aliases: dict[str, str]) -> None:
+        """Bulk load from a store (no journal)."""
+        for node in nodes:
+            self._put_node(node)
+        for edge in edges:
+            if edge.src in self.g and edge.dst in self.g:
+                self.g.add_edge(edge.src, edge.dst, key=edge.kind, e=edge)
+        self.aliases.update(aliases)
+
+
+def decayed_weight(edge: Edge, now: datetime, decay_per_day: float) -> float:
+    """w(t) = w0 * exp(-lambda * (t - t_last)), lambda per day; never above w0."""
+    days = max(0.0, (now - edge.t_last).total_seconds() / 86400.0)
+    return edge.w0 * math.exp(-decay_per_day * days)

@@ -1,0 +1,201 @@
+"""TenantMemory: one tenant's graph, vector indexes and bookkeeping, changed in transactions.
+
+A transaction journals every change to the graph, the indexes and the meta map; ``commit``
+returns a :class:`ChangeSet` naming exactly what changed (the store persists only that) and
+``rollback`` restores the state before ``begin``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemas.graph import Edge, Node, NodeKind
+from topologies.graph import EdgeKey, Journal, MemoryGraph
+from topologies.vector_index import Vector, VectorIndex
+
+EMBEDDED_KINDS = (NodeKind.EVENT, NodeKind.FACT, NodeKind.CONCEPT, NodeKind.INTENT)
+POOL = "POOL"  # index of EVENT nodes not yet grounding any concept (online clustering pool)
+
+
+def stable_id(prefix: str, *parts: str, size: int = 10) -> str:
+    """A short id derived from its parts: replaying the same input yields the same id."""
+    digest = hashlib.blake2b("\x1f".join(parts).encode(), digest_size=size).hexdigest()
+    return f"{prefix}_{digest}"
+
+
+def event_node_id(tenant: str, event_id: str) -> str:
+    return stable_id("ev", tenant, event_id)
+
+
+@dataclass
+class ChangeSet:
+    """What one committed transaction changed. Absent means deleted."""
+
+    tenant: str
+    nodes: dict[str, Node | None] = field(default_factory=dict)
+    edges: dict[EdgeKey, Edge | None] = field(default_factory=dict)
+    vectors: dict[tuple[str, str], Vector | None] = field(default_factory=dict)  # (index, id)
+    aliases: dict[str, str | None] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # value None = deleted
+    events: dict[str, str | None] = field(default_factory=dict)  # event id -> state
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.nodes or self.edges or self.vectors or self.aliases or self.meta or self.events
+        )
+
+
+@dataclass
+class _Tx:
+    undo: list[Callable[[], None]] = field(default_factory=list)
+    vectors: set[tuple[str, str]] = field(default_factory=set)
+    meta: set[str] = field(default_factory=set)
+    events: set[str] = field(default_factory=set)
+
+
+class TenantMemory:
+    """Everything the engine holds for one tenant."""
+
+    def __init__(self, tenant: str, dim: int) -> None:
+        self.tenant = tenant
+        self.dim = dim
+        self.graph = MemoryGraph(tenant)
+        self.indexes: dict[str, VectorIndex] = {k.value: VectorIndex(dim) for k in EMBEDDED_KINDS}
+        self.indexes[POOL] = VectorIndex(dim)
+        self.meta: dict[str, Any] = {}
+        self.event_states: dict[str, str] = {}  # RawEvent id -> "stored" | "folded"
+        self._tx: _Tx | None = None
+
+    # ------------------------------------------------------------------ lookups
+    def index(self, kind: NodeKind | str) -> VectorIndex:
+        return self.indexes[str(kind)]
+
+    def vector(self, node_id: str) -> Vector | None:
+        node = self.graph.get(node_id)
+        if node is None or node.kind.value not in self.indexes:
+            return None
+        return self.indexes[node.kind.value].get(node.id)
+
+    def event_state(self, event_id: str) -> str | None:
+        return self.event_states.get(event_id)
+
+    def pending_events(self) -> list[str]:
+        return [eid for eid, state in self.event_states.items() if state == "stored"]
+
+    # ------------------------------------------------------------- transactions
+    @property
+    def in_transaction(self) -> bool:
+        return self._tx is not None
+
+    def begin(self) -> None:
+        self.graph.begin()
+        self._tx = _Tx()
+        for name, index in self.indexes.items():
+            index.attach(self._vector_recorder(name))
+
+    def commit(self) -> ChangeSet:
+        tx = self._close()
+        journal = self.graph.commit()
+        return self._changeset(journal, tx)
+
+    def rollback(self) -> None:
+        tx = self._close()
+        for step in reversed(tx.undo):
+            step()
+        self.graph.rollback()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Commit on success, roll back on any exception (re-raised)."""
+        self.begin()
+        try:
+            yield
+        except BaseException:
+            self.rollback()
+            raise
+
+    def _close(self) -> _Tx:
+        if self._tx is None:
+            raise RuntimeError("no open transaction")
+        tx, self._tx = self._tx, None
+        for index in self.indexes.values():
+            index.attach(None)
+        return tx
+
+    def _vector_recorder(self, name: str) -> Callable[[Callable[[], None], str], None]:
+        def record(undo: Callable[[], None], node_id: str) -> None:
+            assert self._tx is not None
+            self._tx.undo.append(undo)
+            self._tx.vectors.add((name, node_id))
+
+        return record
+
+    # ------------------------------------------------------------------ writing
+    def set_meta(self, key: str, value: Any) -> None:
+        previous = self.meta.get(key, _MISSING)
+        if value is None:
+            self.meta.pop(key, None)
+        else:
+            self.meta[key] = value
+        if self._tx is not None:
+            self._tx.meta.add(key)
+            if previous is _MISSING:
+                self._tx.undo.append(lambda: self.meta.pop(key, None))
+            else:
+                self._tx.undo.append(lambda: self.meta.__setitem__(key, previous))
+
+    def set_event_state(self, event_id: str, state: str | None) -> None:
+        previous = self.event_states.get(event_id)
+        if state is None:
+            self.event_states.pop(event_id, None)
+        else:
+            self.event_states[event_id] = state
+        if self._tx is not None:
+            self._tx.events.add(event_id)
+            if previous is None:
+                self._tx.undo.append(lambda: self.event_states.pop(event_id, None))
+            else:
+                self._tx.undo.append(lambda: self.event_states.__setitem__(event_id, previous))
+
+    def _changeset(self, journal: Journal, tx: _Tx) -> ChangeSet:
+        change = ChangeSet(tenant=self.tenant)
+        for node_id in journal.nodes:
+            data = self.graph.g.nodes.get(node_id)
+            change.nodes[node_id] = None if data is None else data["n"]
+        for key in journal.edges:
+            change.edges[key] = self.graph.edge(*key)
+        for absorbed in journal.aliases:
+            change.aliases[absorbed] = self.graph.aliases.get(absorbed)
+        for name, node_id in tx.vectors:
+            change.vectors[(name, node_id)] = self.indexes[name].get(node_id)
+        for key in tx.meta:
+            change.meta[key] = self.meta.get(key)
+        for event_id in tx.events:
+            change.events[event_id] = self.event_states.get(event_id)
+        return change
+
+    # ------------------------------------------------------------------ loading
+    def load(
+        self,
+        nodes: list[Node],
+        edges: list[Edge],
+        aliases: dict[str, str],
+        vectors: list[tuple[str, str, Vector]],
+        meta: dict[str, Any],
+        events: dict[str, str],
+    ) -> None:
+        """Bulk load a stored state (no journal)."""
+        self.graph.load(nodes, edges, aliases)
+        for name, node_id, vec in vectors:
+            if name in self.indexes:
+                self.indexes[name].upsert(node_id, vec)
+        self.meta.update(meta)
+        self.event_states.update(events)
+
+
+_MISSING: Any = object()

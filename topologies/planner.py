@@ -1,0 +1,63 @@
+"""The planner protocol and what a planner is given: the event and its assembled context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from schemas.events import RawEvent
+from schemas.graph import Node, NodeKind
+from schemas.plans import UpdatePlan
+from topologies.memory import TenantMemory
+from topologies.vector_index import Vector
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """A node selected into the context, with the signals that ranked it."""
+
+    node_id: str
+    kind: NodeKind
+    title: str
+    score: float
+    tier: str  # immediate | working | background
+    signals: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Context:
+    """SPEC 2.2: three tiers of central, recent and frequently used nodes."""
+
+    immediate: list[ContextItem] = field(default_factory=list)
+    working: list[ContextItem] = field(default_factory=list)
+    background: list[ContextItem] = field(default_factory=list)
+    knn: dict[str, float] = field(default_factory=dict)  # node id -> cosine to the event
+
+    @property
+    def items(self) -> list[ContextItem]:
+        return [*self.immediate, *self.working, *self.background]
+
+    def ids(self) -> set[str]:
+        return {item.node_id for item in self.items}
+
+
+@dataclass
+class PlanRequest:
+    """Input of one planning step. `memory` is read-only for planners."""
+
+    event: RawEvent
+    event_node: Node
+    vector: Vector
+    context: Context
+    memory: TenantMemory
+    now: datetime
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """Turns (event, context) into an UpdatePlan. Must not mutate memory."""
+
+    name: str
+
+    async def plan(self, request: PlanRequest) -> UpdatePlan: ...
