@@ -49,7 +49,9 @@ _K = NodeKind
 _ALL = frozenset(NodeKind)
 
 
-def _pairs(sources: set[NodeKind] | frozenset[NodeKind], targets: set[NodeKind] | frozenset[NodeKind]) -> frozenset[tuple[NodeKind, NodeKind]]:
+def _pairs(
+    sources: set[NodeKind] | frozenset[NodeKind], targets: set[NodeKind] | frozenset[NodeKind]
+) -> frozenset[tuple[NodeKind, NodeKind]]:
     return frozenset((a, b) for a in sources for b in targets)
 
 
@@ -57,14 +59,20 @@ def _pairs(sources: set[NodeKind] | frozenset[NodeKind], targets: set[NodeKind] 
 EDGE_RULES: dict[EdgeKind, frozenset[tuple[NodeKind, NodeKind]]] = {
     EdgeKind.GROUNDS: _pairs({_K.EVENT, _K.FACT}, {_K.CONCEPT, _K.FACT, _K.INTENT}),
     EdgeKind.REINFORCES: _pairs({_K.EVENT, _K.FACT}, {_K.CONCEPT, _K.INTENT}),
-    EdgeKind.DERIVED_FROM: _pairs({_K.FACT, _K.CONCEPT, _K.INTENT}, {_K.EVENT, _K.CONCEPT, _K.FACT}),
+    EdgeKind.DERIVED_FROM: _pairs(
+        {_K.FACT, _K.CONCEPT, _K.INTENT}, {_K.EVENT, _K.CONCEPT, _K.FACT}
+    ),
     EdgeKind.PART_OF: _pairs({_K.CONCEPT}, {_K.CONCEPT}),
     EdgeKind.CAUSES: _pairs({_K.EVENT, _K.CONCEPT, _K.FACT}, {_K.EVENT, _K.CONCEPT, _K.FACT}),
     EdgeKind.TRIGGERS: _pairs({_K.CONCEPT}, {_K.INTENT}) | _pairs({_K.EVENT}, {_K.EVENT}),
     EdgeKind.RELATED_TO: _pairs(_ALL, _ALL),
     EdgeKind.DEADLINE_FOR: _pairs({_K.TIME}, {_K.INTENT, _K.CONCEPT, _K.EVENT}),
     EdgeKind.USER_FEEDBACK: _pairs({_K.EVENT}, {_K.INTENT, _K.CONCEPT}),
-    EdgeKind.SUPERSEDES: _pairs({_K.FACT}, {_K.FACT}) | _pairs({_K.CONCEPT}, {_K.CONCEPT}),
+    # FACT/CONCEPT: belief revision. EVENT: a newer version of the same source item (an edited
+    # message, a moved or cancelled meeting), written by the engine, never by a plan.
+    EdgeKind.SUPERSEDES: _pairs({_K.FACT}, {_K.FACT})
+    | _pairs({_K.CONCEPT}, {_K.CONCEPT})
+    | _pairs({_K.EVENT}, {_K.EVENT}),
 }
 
 # Layers a tenant can opt in or out of (issue 7 privacy controls use these names).

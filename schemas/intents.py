@@ -23,19 +23,31 @@ class IntentStatus(StrEnum):
 # can come back to pending (or be scheduled, resolved or rejected); resolved/rejected are final.
 INTENT_TRANSITIONS: dict[IntentStatus, frozenset[IntentStatus]] = {
     IntentStatus.PENDING: frozenset(
-        {IntentStatus.ACTION_SCHEDULED, IntentStatus.RESOLVED, IntentStatus.REJECTED, IntentStatus.DEFERRED}
+        {
+            IntentStatus.ACTION_SCHEDULED,
+            IntentStatus.RESOLVED,
+            IntentStatus.REJECTED,
+            IntentStatus.DEFERRED,
+        }
     ),
     IntentStatus.ACTION_SCHEDULED: frozenset(
         {IntentStatus.RESOLVED, IntentStatus.REJECTED, IntentStatus.DEFERRED}
     ),
     IntentStatus.DEFERRED: frozenset(
-        {IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED, IntentStatus.RESOLVED, IntentStatus.REJECTED}
+        {
+            IntentStatus.PENDING,
+            IntentStatus.ACTION_SCHEDULED,
+            IntentStatus.RESOLVED,
+            IntentStatus.REJECTED,
+        }
     ),
     IntentStatus.RESOLVED: frozenset(),
     IntentStatus.REJECTED: frozenset(),
 }
 
-OPEN_STATUSES = frozenset({IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED, IntentStatus.DEFERRED})
+OPEN_STATUSES = frozenset(
+    {IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED, IntentStatus.DEFERRED}
+)
 
 
 def can_transition(current: IntentStatus, target: IntentStatus) -> bool:

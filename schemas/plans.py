@@ -101,7 +101,9 @@ class RemoveNode(_Op):
     id: str = Field(pattern=_REF)
 
 
-PlanOp = Annotated[AddNode | AddEdge | UpdateNode | MergeNodes | RemoveNode, Field(discriminator="op")]
+PlanOp = Annotated[
+    AddNode | AddEdge | UpdateNode | MergeNodes | RemoveNode, Field(discriminator="op")
+]
 
 
 class UpdatePlan(BaseModel):

@@ -30,11 +30,26 @@ def engine_config() -> EngineConfig:
 def make_event() -> Callable[..., RawEvent]:
     counter = itertools.count(1)
 
-    def factory(title: str, body: str = "", *, tenant: str = "alice", hours: float | None = None,
-                source: str = "note", id: str | None = None, **extra: Any) -> RawEvent:
+    def factory(
+        title: str,
+        body: str = "",
+        *,
+        tenant: str = "alice",
+        hours: float | None = None,
+        source: str = "note",
+        id: str | None = None,
+        **extra: Any,
+    ) -> RawEvent:
         n = next(counter)
         ts = T0 + timedelta(hours=hours if hours is not None else n)
-        return RawEvent(id=id or f"ev-{n:04d}", tenant=tenant, source=source, ts=ts,
-                        title=title, body=body, **extra)
+        return RawEvent(
+            id=id or f"ev-{n:04d}",
+            tenant=tenant,
+            source=source,
+            ts=ts,
+            title=title,
+            body=body,
+            **extra,
+        )
 
     return factory

@@ -1,4 +1,4 @@
-"""Engine parameters (SPEC sections 2 and 4). Built by stream_app.settings; tests build their own."""
+"""Engine parameters (SPEC sections 2 and 4), built by stream_app.settings or by tests."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class EngineConfig(BaseModel):
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
     intents: IntentConfig = Field(default_factory=IntentConfig)
     # heuristic planner
-    assign_similarity: float = 0.5  # event joins a concept at/above this cosine
-    pair_similarity: float = 0.45  # two unassigned events seed a new concept
+    assign_similarity: float = 0.40  # event joins a concept at/above this cosine (MiniLM, tuned)
+    pair_similarity: float = 0.40  # two unassigned events seed a new concept (MiniLM, tuned)
     pool_size: int = 2000  # unassigned events kept for online clustering (most recent)
     link_window_days: float = 21.0  # entity-overlap links only to events this recent

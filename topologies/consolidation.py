@@ -1,22 +1,235 @@
-"""The four structural debts (SPEC 2.5). STUB: being implemented."""
+"""The four structural debts of an always-on memory (SPEC 2.5, CogniFold §3.2).
+
+``consolidate`` runs inside every fold and looks only at what the fold touched
+(``scope.created`` / ``scope.reinforced`` / ``scope.touched``) and their bounded
+neighbourhoods, so its cost does not grow with the graph:
+
+- **accumulation**: the executor's ``connect`` already turns corroboration into REINFORCES
+  and bumps ``node.reinforcement``; here, concepts co-activated by the same event (created or
+  reinforced by it) get, or strengthen, a RELATED_TO edge between them (Hebbian
+  co-activation; at most ``MAX_COACTIVE`` concepts, so at most 15 pairs, per fold).
+- **compression**: each touched CONCEPT is compared with its ``MERGE_KNN`` nearest concepts;
+  above ``merge_similarity`` they merge through ``PlanExecutor.merge``. The keeper is the
+  more-accessed node (ties: more reinforced, then older, then the smaller id); absorbed ids
+  keep resolving through aliases. Concepts linked by SUPERSEDES (a belief revision) and a core
+  schema with a non-core one never merge.
+- **decay**: lazy. ``w(t) = w0 * exp(-lambda * (t - t_last))`` is computed when read
+  (``graph.decayed_weight``); nothing is rewritten per fold. ``sweep`` (periodic, outside the
+  fold) prunes edges whose decayed weight fell below ``prune_floor``.
+- **completion**: a touched CONCEPT with no edge to any other concept gets RELATED_TO edges to
+  its ``completion_k`` nearest concepts above ``completion_similarity``.
+
+Pruning choice: provenance and obligations never fade. GROUNDS, DERIVED_FROM, SUPERSEDES,
+DEADLINE_FOR, USER_FEEDBACK and the TRIGGERS edges that support an INTENT are never pruned
+(they say where a node came from, what the user said, which belief replaced which, and why an
+intent exists). Associations and corroborations decay and are pruned: RELATED_TO, CAUSES,
+PART_OF, REINFORCES and EVENT -> EVENT TRIGGERS. A pruned REINFORCES edge forgets *which* old
+event corroborated a concept; the concept keeps its ``reinforcement`` count.
+"""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from datetime import datetime
 
+import structlog
+
+from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from topologies.config import EngineConfig
 from topologies.executor import PlanExecutor
+from topologies.graph import decayed_weight
 from topologies.memory import TenantMemory
 from topologies.scope import FoldScope
 
+log = structlog.get_logger(__name__)
+
+MAX_COACTIVE = 6  # concepts linked pairwise by co-activation per fold
+MAX_TOUCHED_CONCEPTS = 16  # concepts compressed / completed per fold
+MERGE_KNN = 3  # nearest concepts compared for compression
+SWEEP_BATCH = 5000  # edges pruned at most per sweep call (weakest first)
+
+PROTECTED_EDGES = frozenset(
+    {
+        EdgeKind.GROUNDS,
+        EdgeKind.DERIVED_FROM,
+        EdgeKind.SUPERSEDES,
+        EdgeKind.DEADLINE_FOR,
+        EdgeKind.USER_FEEDBACK,
+    }
+)
+
 
 class Consolidator:
+    """Discharges the four debts for what one fold touched; sweeps decayed edges on demand."""
+
     def __init__(self, executor: PlanExecutor, config: EngineConfig) -> None:
         self.executor = executor
         self.config = config
 
+    # ----------------------------------------------------------------- per fold
     def consolidate(self, memory: TenantMemory, scope: FoldScope) -> None:
-        return None
+        coactivated = self.coactivate(memory, scope)
+        merged = self.compress(memory, scope)
+        completed = self.complete(memory, scope)
+        if coactivated or merged or completed:
+            log.debug(
+                "consolidated",
+                tenant=memory.tenant,
+                event_id=scope.event_id,
+                coactivated=coactivated,
+                merged=merged,
+                completed=completed,
+            )
 
-    def sweep(self, memory: TenantMemory, now: datetime) -> int:
-        return 0
+    def coactivate(self, memory: TenantMemory, scope: FoldScope) -> int:
+        """Accumulation: RELATED_TO between concepts created or reinforced by the same event."""
+        if not scope.event_id:
+            return 0
+        active = _concepts(memory, sorted(scope.created) + sorted(scope.reinforced))
+        active = active[:MAX_COACTIVE]
+        linked = 0
+        for a, b in itertools.combinations(sorted(active), 2):
+            src, dst = (b, a) if memory.graph.edge(b, a, EdgeKind.RELATED_TO) else (a, b)
+            self.executor.connect(
+                memory, scope, src, dst, EdgeKind.RELATED_TO, reasoning="co-activated by one event"
+            )
+            linked += 1
+        return linked
+
+    def compress(self, memory: TenantMemory, scope: FoldScope) -> int:
+        """Compression: merge touched concepts with near-identical neighbours in embedding space."""
+        threshold = self.config.consolidation.merge_similarity
+        index = memory.index(NodeKind.CONCEPT)
+        merged = 0
+        for concept_id in _touched_concepts(memory, scope):
+            current = concept_id
+            vector = index.get(current)
+            if vector is None:
+                continue
+            for other, similarity in index.search(vector, MERGE_KNN, exclude={current}):
+                if similarity < threshold or not self._mergeable(memory, current, other):
+                    continue
+                keep, absorb = choose_keeper(memory.graph.node(current), memory.graph.node(other))
+                self.executor.merge(memory, scope, keep.id, absorb.id)
+                log.info(
+                    "concepts_merged",
+                    tenant=memory.tenant,
+                    keep=keep.id,
+                    absorbed=absorb.id,
+                    similarity=round(similarity, 3),
+                )
+                merged += 1
+                current = keep.id
+                if current not in index:
+                    break
+        return merged
+
+    def complete(self, memory: TenantMemory, scope: FoldScope) -> int:
+        """Completion: a concept with no concept neighbour gets RELATED_TO to its kNN."""
+        cfg = self.config.consolidation
+        index = memory.index(NodeKind.CONCEPT)
+        added = 0
+        for concept_id in _touched_concepts(memory, scope):
+            if concept_neighbours(memory, concept_id):
+                continue
+            vector = index.get(concept_id)
+            if vector is None:
+                continue
+            for other, similarity in index.search(vector, cfg.completion_k, exclude={concept_id}):
+                target = memory.graph.get(other)
+                if similarity < cfg.completion_similarity or target is None:
+                    continue
+                if target.superseded_by is not None:
+                    continue
+                self.executor.connect(
+                    memory,
+                    scope,
+                    concept_id,
+                    other,
+                    EdgeKind.RELATED_TO,
+                    reasoning=f"kNN completion (cos={similarity:.2f})",
+                )
+                added += 1
+        return added
+
+    @staticmethod
+    def _mergeable(memory: TenantMemory, a: str, b: str) -> bool:
+        graph = memory.graph
+        first, second = graph.get(a), graph.get(b)
+        if first is None or second is None or first.id == second.id:
+            return False
+        if first.kind != NodeKind.CONCEPT or second.kind != NodeKind.CONCEPT:
+            return False
+        if first.core != second.core:
+            return False
+        if graph.edge(a, b, EdgeKind.SUPERSEDES) or graph.edge(b, a, EdgeKind.SUPERSEDES):
+            return False
+        return first.superseded_by is None and second.superseded_by is None
+
+    # ------------------------------------------------------------------ periodic
+    def sweep(self, memory: TenantMemory, now: datetime, limit: int = SWEEP_BATCH) -> int:
+        """Prune decayed edges below ``prune_floor`` (weakest first, at most ``limit``).
+
+        The scan reads every edge (it is periodic, not per fold); the writes, and so the
+        transaction's journal and change set, are bounded by ``limit``. Call again while it
+        returns ``limit`` to finish a large backlog.
+        """
+        cfg = self.config.consolidation
+        doomed: list[tuple[float, Edge]] = []
+        for edge in memory.graph.edges():
+            if not prunable(memory, edge):
+                continue
+            weight = decayed_weight(edge, now, cfg.decay_per_day)
+            if weight < cfg.prune_floor:
+                doomed.append((weight, edge))
+        doomed.sort(key=lambda item: (item[0], item[1].src, item[1].dst, item[1].kind.value))
+        for _, edge in doomed[:limit]:
+            memory.graph.remove_edge(edge.src, edge.dst, edge.kind)
+        pruned = min(len(doomed), limit)
+        log.info("decay_sweep", tenant=memory.tenant, pruned=pruned, backlog=len(doomed) - pruned)
+        return pruned
+
+
+def prunable(memory: TenantMemory, edge: Edge) -> bool:
+    """Whether decay may remove this edge (see the module docstring for the choice)."""
+    if edge.kind in PROTECTED_EDGES:
+        return False
+    if edge.kind == EdgeKind.TRIGGERS:
+        target = memory.graph.get(edge.dst)
+        return target is None or target.kind != NodeKind.INTENT
+    return True
+
+
+def choose_keeper(a: Node, b: Node) -> tuple[Node, Node]:
+    """(keeper, absorbed): more accessed, then more reinforced, then older, then smaller id."""
+
+    def rank(node: Node) -> tuple[int, int, float, str]:
+        return (-node.access_count, -node.reinforcement, node.created_at.timestamp(), node.id)
+
+    first, second = sorted((a, b), key=rank)
+    return first, second
+
+
+def concept_neighbours(memory: TenantMemory, node_id: str) -> set[str]:
+    """Ids of the CONCEPT nodes adjacent to node_id (any edge kind, either direction)."""
+    graph = memory.graph
+    concepts = graph.ids(NodeKind.CONCEPT)
+    return {other for other in graph.neighbors(node_id) if other in concepts and other != node_id}
+
+
+def _concepts(memory: TenantMemory, ids: Iterable[str]) -> list[str]:
+    """Existing CONCEPT ids among ids (aliases resolved), first occurrence order, no repeats."""
+    seen: dict[str, None] = {}
+    concepts = memory.graph.ids(NodeKind.CONCEPT)
+    for raw in ids:
+        node_id = memory.graph.resolve(raw)
+        if node_id in concepts:
+            seen.setdefault(node_id, None)
+    return list(seen)
+
+
+def _touched_concepts(memory: TenantMemory, scope: FoldScope) -> list[str]:
+    """Created, then reinforced, then other touched concepts; bounded, deterministic order."""
+    ordered = sorted(scope.created) + sorted(scope.reinforced) + sorted(scope.touched)
+    return _concepts(memory, ordered)[:MAX_TOUCHED_CONCEPTS]

@@ -13,16 +13,18 @@ order), so replaying a stream reproduces the same graph.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
 import structlog
 
 from schemas.errors import InvalidTransitionError, NotFoundError, PlanRejectedError
 from schemas.events import RawEvent
-from schemas.graph import Node, NodeKind
+from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentMessage, IntentStatus, can_transition
 from schemas.plans import UpdatePlan
 from topologies.config import EngineConfig
@@ -30,15 +32,18 @@ from topologies.consolidation import Consolidator
 from topologies.context import assemble_context, record_access
 from topologies.embedding import Embedder
 from topologies.executor import PlanExecutor
+from topologies.facts.step import FactStep
 from topologies.intents import IntentEmergence, intent_view
 from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id
 from topologies.planner import Planner, PlanRequest
+from topologies.privacy import check_not_forgotten
 from topologies.scope import FoldScope
 from topologies.vector_index import Vector
 
 log = structlog.get_logger(__name__)
 
 CLOCK_KEY = "clock"
+REVISION_KEY = "revision:"  # + RawEvent id -> EVENT node id of its latest revision
 EVENTS_FOLDED_KEY = "events_folded"
 
 
@@ -48,6 +53,7 @@ class IngestResult:
     node_id: str
     duplicate: bool
     changes: ChangeSet | None = None
+    event: RawEvent | None = None  # the event as stored (a revision gets its own id)
 
 
 @dataclass
@@ -63,6 +69,13 @@ class FoldResult:
     error: str | None = None
     plan_seconds: float = 0.0
     fold_seconds: float = 0.0
+
+
+def event_fingerprint(event: RawEvent) -> str:
+    """Hash of what the event says (not when it was received): tells revisions from copies."""
+    payload = event.model_dump(mode="json", exclude={"received_at", "schema_version", "tenant"})
+    return hashlib.blake2b(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS),
+                           digest_size=16).hexdigest()  # fmt: skip
 
 
 def event_to_node(event: RawEvent, node_id: str) -> Node:
@@ -117,6 +130,7 @@ class FoldEngine:
         self.executor = PlanExecutor(embedder, self.config)
         self.consolidator = Consolidator(self.executor, self.config)
         self.emergence = IntentEmergence(self.executor, embedder, self.config)
+        self.facts = FactStep(embedder)  # DCPM System 1 (issue 7); skipped if layer off
 
     def new_memory(self, tenant: str) -> TenantMemory:
         return TenantMemory(tenant, self.embedder.dim)
@@ -136,13 +150,27 @@ class FoldEngine:
         """Dedup and store the raw event as an EVENT node. Commits on its own."""
         if event.tenant != memory.tenant:
             raise PlanRejectedError(f"event for tenant {event.tenant!r} sent to {memory.tenant!r}")
+        check_not_forgotten(memory, event.id)  # hard-deleted ids are refused (issue 7)
+        fingerprint = event_fingerprint(event)
         node_id = event_node_id(memory.tenant, event.id)
+        previous: Node | None = None
         if memory.event_state(event.id) is not None or node_id in memory.graph:
-            return IngestResult(event.id, node_id, duplicate=True)
+            revised = self._revision(memory, event, fingerprint)
+            if revised is None:
+                return IngestResult(event.id, node_id, duplicate=True, event=event)
+            event, previous = revised
+            node_id = event_node_id(memory.tenant, event.id)
+            if memory.event_state(event.id) is not None:
+                return IngestResult(event.id, node_id, duplicate=True, event=event)
         vector = self.embedder.embed([event.text or event.id])[0]
         memory.begin()
         try:
-            memory.graph.add_node(event_to_node(event, node_id))
+            node = event_to_node(event, node_id)
+            memory.graph.add_node(
+                node.model_copy(update={"attrs": {**node.attrs, "fingerprint": fingerprint}})
+            )
+            if previous is not None:
+                self._link_revision(memory, previous, node_id, event)
             memory.index(NodeKind.EVENT).upsert(node_id, vector)
             memory.index(POOL).upsert(node_id, vector)
             self._trim_pool(memory)
@@ -152,7 +180,46 @@ class FoldEngine:
         except BaseException:
             memory.rollback()
             raise
-        return IngestResult(event.id, node_id, duplicate=False, changes=memory.commit())
+        changes = memory.commit()
+        memory.entities.add_node(memory.graph.node(node_id))  # derived index, after commit
+        return IngestResult(event.id, node_id, duplicate=False, changes=changes, event=event)
+
+    @staticmethod
+    def _revision(
+        memory: TenantMemory, event: RawEvent, fingerprint: str
+    ) -> tuple[RawEvent, Node] | None:
+        """A known id with new content (an edited message, a moved or cancelled meeting) is a
+        revision: a new EVENT node under ``<id>#rev-<fingerprint>`` that SUPERSEDES the latest
+        one. Content seen before (the original or any revision) is a duplicate: None."""
+        original = memory.graph.get(event_node_id(memory.tenant, event.id))
+        if original is None or original.attrs.get("fingerprint") in (None, fingerprint):
+            return None
+        latest = memory.graph.get(memory.meta.get(REVISION_KEY + event.id, original.id))
+        if latest is None or latest.attrs.get("fingerprint") == fingerprint:
+            return None
+        revision_id = f"{event.id[:230]}#rev-{fingerprint[:12]}"
+        attrs = {**event.attrs, "revision_of": event.id}
+        return event.model_copy(update={"id": revision_id, "attrs": attrs}), latest
+
+    def _link_revision(
+        self, memory: TenantMemory, previous: Node, node_id: str, event: RawEvent
+    ) -> None:
+        """SUPERSEDES new -> old, both pointers kept; the old version leaves the clustering pool."""
+        now = self.stream_now(memory, event)
+        memory.graph.put_edge(
+            Edge(
+                src=node_id,
+                dst=previous.id,
+                kind=EdgeKind.SUPERSEDES,
+                w0=1.0,
+                t_last=now,
+                created_at=now,
+            )
+        )
+        memory.graph.update_node(previous.id, superseded_by=node_id, valid_to=event.ts)
+        memory.graph.update_node(node_id, supersedes=previous.id, valid_from=event.ts)
+        memory.index(POOL).remove(previous.id)
+        memory.set_meta(REVISION_KEY + str(event.attrs["revision_of"]), node_id)
 
     def _trim_pool(self, memory: TenantMemory) -> None:
         pool = memory.index(POOL)
@@ -165,8 +232,9 @@ class FoldEngine:
 
     # ------------------------------------------------------------------- fold
     async def fold(self, memory: TenantMemory, event: RawEvent) -> FoldResult:
-        """Ingest then fold; a duplicate is a no-op."""
+        """Ingest then fold; a duplicate is a no-op, a revision folds as a new EVENT node."""
         ingested = self.ingest(memory, event)
+        event = ingested.event or event
         if ingested.duplicate and memory.event_state(event.id) == "folded":
             return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
         result = await self.fold_stored(memory, event)
@@ -184,19 +252,32 @@ class FoldEngine:
         vector = memory.index(NodeKind.EVENT).get(node_id)
         if vector is None:
             vector = self.embedder.embed([event.text or event.id])[0]
-        context = assemble_context(memory, vector, node_id, now, self.config.context)
+        context = assemble_context(
+            memory,
+            vector,
+            node_id,
+            now,
+            self.config.context,
+            decay_per_day=self.config.consolidation.decay_per_day,
+        )
         request = PlanRequest(event, memory.graph.node(node_id), vector, context, memory, now)
         result = FoldResult(memory.tenant, event.id, node_id, status="folded")
         planners: list[Planner] = [self.planner]
         if self.fallback is not None and self.fallback is not self.planner:
             planners.append(self.fallback)
+        await self.facts.prepare(memory, event)  # optional LLM extraction, outside the tx
         for attempt, planner in enumerate(planners):
             plan_started = time.perf_counter()
             try:
                 plan = await planner.plan(request)
             except Exception as exc:  # a planner failure never loses the event
-                log.warning("planner_failed", tenant=memory.tenant, event_id=event.id,
-                            planner=planner.name, error=str(exc))
+                log.warning(
+                    "planner_failed",
+                    tenant=memory.tenant,
+                    event_id=event.id,
+                    planner=planner.name,
+                    error=str(exc),
+                )
                 result.error = str(exc)
                 continue
             finally:
@@ -204,8 +285,13 @@ class FoldEngine:
             try:
                 changes, scope = self._apply(memory, event, node_id, vector, context, plan, now)
             except PlanRejectedError as exc:
-                log.warning("plan_rejected", tenant=memory.tenant, event_id=event.id,
-                            planner=planner.name, reason=str(exc))
+                log.warning(
+                    "plan_rejected",
+                    tenant=memory.tenant,
+                    event_id=event.id,
+                    planner=planner.name,
+                    reason=str(exc),
+                )
                 result.error = str(exc)
                 continue
             result.status = "folded" if attempt == 0 else "fallback"
@@ -215,11 +301,17 @@ class FoldEngine:
             result.messages = self._messages(memory, scope)
             break
         else:
-            changes, scope = self._apply(memory, event, node_id, vector, context,
-                                         UpdatePlan(planner="empty"), now)
             result.status, result.planner = "empty", "empty"
+            try:
+                changes, scope = self._apply(
+                    memory, event, node_id, vector, context, UpdatePlan(planner="empty"), now
+                )
+                result.messages = self._messages(memory, scope)
+            except PlanRejectedError as exc:  # consolidation itself failed: keep the raw event
+                log.error("fold_failed", tenant=memory.tenant, event_id=event.id, error=str(exc))
+                result.error = str(exc)
+                changes = self._mark_folded(memory, event)
             result.changes.append(changes)
-            result.messages = self._messages(memory, scope)
         result.fold_seconds = time.perf_counter() - started
         return result
 
@@ -239,6 +331,7 @@ class FoldEngine:
         try:
             record_access(memory, context, now)
             self.executor.apply(memory, plan, scope)
+            self.facts.apply(memory, scope, event)
             self.consolidator.consolidate(memory, scope)
             self.emergence.emerge(memory, scope)
             memory.set_event_state(event.id, "folded")
@@ -249,7 +342,21 @@ class FoldEngine:
         except Exception as exc:
             memory.rollback()
             raise PlanRejectedError(f"{type(exc).__name__}: {exc}") from exc
+        except BaseException:  # KeyboardInterrupt etc.: never leave the transaction open
+            memory.rollback()
+            raise
         return memory.commit(), scope
+
+    def _mark_folded(self, memory: TenantMemory, event: RawEvent) -> ChangeSet:
+        """Last resort: the stored EVENT node stays, the event counts as folded."""
+        memory.begin()
+        try:
+            memory.set_event_state(event.id, "folded")
+            memory.set_meta(EVENTS_FOLDED_KEY, int(memory.meta.get(EVENTS_FOLDED_KEY, 0)) + 1)
+        except BaseException:
+            memory.rollback()
+            raise
+        return memory.commit()
 
     def _messages(self, memory: TenantMemory, scope: FoldScope) -> list[IntentMessage]:
         messages = []
@@ -301,7 +408,7 @@ class FoldEngine:
         return changes, self._messages(memory, scope)
 
     def sweep(self, memory: TenantMemory, now: datetime) -> ChangeSet:
-        """The periodic decay sweep: prune edges whose lazily decayed weight fell below the floor."""
+        """The periodic decay sweep: prune edges whose decayed weight fell below the floor."""
         memory.begin()
         try:
             self.consolidator.sweep(memory, now)

@@ -99,6 +99,8 @@ class PlanExecutor:
                     )
                 if op.src == op.dst:
                     raise PlanRejectedError("self-loops are not allowed", index)
+                if op.kind == EdgeKind.SUPERSEDES and src.kind == NodeKind.EVENT:
+                    raise PlanRejectedError("EVENT revisions are linked by the engine only", index)
                 if op.kind == EdgeKind.TRIGGERS and dst.kind == NodeKind.INTENT:
                     triggers.setdefault(op.dst, set()).add(op.src)
             elif isinstance(op, UpdateNode):
@@ -109,12 +111,16 @@ class PlanExecutor:
                     if target.kind != NodeKind.INTENT:
                         raise PlanRejectedError("only INTENT nodes have a status", index)
                     node = graph.get(op.id)
-                    if node is not None and node.status is not None and node.status != op.status:
-                        if not can_transition(node.status, op.status):
-                            raise PlanRejectedError(
-                                f"intent cannot go from {node.status.value} to {op.status.value}",
-                                index,
-                            )
+                    # an intent created earlier in this plan starts pending
+                    current = IntentStatus.PENDING if node is None else node.status
+                    if (
+                        current is not None
+                        and current != op.status
+                        and not can_transition(current, op.status)
+                    ):
+                        raise PlanRejectedError(
+                            f"intent cannot go from {current.value} to {op.status.value}", index
+                        )
             elif isinstance(op, MergeNodes):
                 keep = lookup(op.keep, index)
                 if keep.kind == NodeKind.EVENT:
@@ -161,9 +167,11 @@ class PlanExecutor:
         if node is not None:
             if node.kind != NodeKind.CONCEPT:
                 return False
-            return any(
-                e.kind in (EdgeKind.GROUNDS, EdgeKind.REINFORCES) for e in memory.graph.in_edges(node.id)
-            )
+            if any(
+                e.kind in (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
+                for e in memory.graph.in_edges(node.id)
+            ):
+                return True
         return any(
             isinstance(op, AddEdge)
             and op.dst == concept
@@ -240,7 +248,8 @@ class PlanExecutor:
                 if name in memory.indexes:
                     memory.indexes[name].remove(node_id)
             memory.graph.remove_node(node_id)
-            scope.touched.discard(node_id)
+            for tracked in (scope.touched, scope.created, scope.reinforced):
+                tracked.discard(node_id)
 
     def _add_node(
         self,
@@ -374,7 +383,11 @@ class PlanExecutor:
         attrs = {**node.attrs, "last_reinforced_by": scope.event_id}
         memory.graph.replace_node(
             node.model_copy(
-                update={"reinforcement": node.reinforcement + 1, "updated_at": scope.now, "attrs": attrs}
+                update={
+                    "reinforcement": node.reinforcement + 1,
+                    "updated_at": scope.now,
+                    "attrs": attrs,
+                }
             )
         )
         scope.reinforced.add(node_id)
@@ -404,7 +417,9 @@ class PlanExecutor:
                 graph.put_edge(
                     existing.model_copy(
                         update={
-                            "w0": min(self.config.consolidation.max_weight, max(existing.w0, edge.w0)),
+                            "w0": min(
+                                self.config.consolidation.max_weight, max(existing.w0, edge.w0)
+                            ),
                             "t_last": max(existing.t_last, edge.t_last),
                             "count": existing.count + edge.count,
                         }
@@ -433,6 +448,8 @@ class PlanExecutor:
         graph.set_alias(absorbed, keep)
         if gone.kind == NodeKind.INTENT and gone.status is not None:
             scope.intent_changes.pop(absorbed, None)
+        if absorbed in scope.created or absorbed in scope.reinforced:
+            scope.reinforced.add(keep)  # what this fold corroborated lives on in the keeper
         scope.touched.discard(absorbed)
         scope.created.discard(absorbed)
         scope.reinforced.discard(absorbed)

@@ -44,6 +44,10 @@ class MemoryGraph:
         self.g: nx.MultiDiGraph = nx.MultiDiGraph()
         self.aliases: dict[str, str] = {}
         self._by_kind: dict[NodeKind, set[str]] = {kind: set() for kind in NodeKind}
+        # (node, edge kind) -> neighbour ids, both directions: kind-filtered edge lookups cost
+        # what they return, not the node's whole degree (hubs have thousands of REINFORCES)
+        self._out_kind: dict[tuple[str, EdgeKind], dict[str, None]] = {}
+        self._in_kind: dict[tuple[str, EdgeKind], dict[str, None]] = {}
         self._journal: Journal | None = None
 
     # ----------------------------------------------------------------- reading
@@ -97,16 +101,27 @@ class MemoryGraph:
     def out_edges(self, node_id: str, kind: EdgeKind | None = None) -> Iterator[Edge]:
         if node_id not in self.g:
             return
-        for _, _, key, data in self.g.out_edges(node_id, keys=True, data=True):
-            if kind is None or key == kind:
-                yield data["e"]
+        if kind is not None:
+            succ = self.g.succ[node_id]
+            for dst in list(self._out_kind.get((node_id, kind), ())):
+                yield succ[dst][kind]["e"]
+            return
+        for _, _, data in self.g.out_edges(node_id, data=True):
+            yield data["e"]
 
     def in_edges(self, node_id: str, kind: EdgeKind | None = None) -> Iterator[Edge]:
         if node_id not in self.g:
             return
-        for _, _, key, data in self.g.in_edges(node_id, keys=True, data=True):
-            if kind is None or key == kind:
-                yield data["e"]
+        if kind is not None:
+            pred = self.g.pred[node_id]
+            for src in list(self._in_kind.get((node_id, kind), ())):
+                yield pred[src][kind]["e"]
+            return
+        for _, _, data in self.g.in_edges(node_id, data=True):
+            yield data["e"]
+
+    def in_degree(self, node_id: str, kind: EdgeKind) -> int:
+        return len(self._in_kind.get((node_id, kind), ()))
 
     def incident(self, node_id: str) -> Iterator[Edge]:
         yield from self.out_edges(node_id)
@@ -202,13 +217,11 @@ class MemoryGraph:
         if edge.src not in self.g or edge.dst not in self.g:
             raise NotFoundError(f"edge endpoint missing: {edge.src!r} -> {edge.dst!r}")
         previous = self.edge(edge.src, edge.dst, edge.kind)
-        self.g.add_edge(edge.src, edge.dst, key=edge.kind, e=edge)
+        self._put_edge_raw(edge)
         if previous is None:
-            self._record(lambda: self.g.remove_edge(edge.src, edge.dst, key=edge.kind))
+            self._record(lambda: self._drop_edge_raw(edge.src, edge.dst, edge.kind))
         else:
-            self._record(
-                lambda: self.g.add_edge(previous.src, previous.dst, key=previous.kind, e=previous)
-            )
+            self._record(lambda: self._put_edge_raw(previous))
         self._dirty_edge(edge.key)
         return edge
 
@@ -216,8 +229,8 @@ class MemoryGraph:
         previous = self.edge(src, dst, kind)
         if previous is None:
             return None
-        self.g.remove_edge(src, dst, key=kind)
-        self._record(lambda: self.g.add_edge(src, dst, key=kind, e=previous))
+        self._drop_edge_raw(src, dst, kind)
+        self._record(lambda: self._put_edge_raw(previous))
         self._dirty_edge(previous.key)
         return previous
 
@@ -225,19 +238,57 @@ class MemoryGraph:
         previous = self.aliases.get(absorbed)
         self.aliases[absorbed] = keeper
         if previous is None:
-            self._record(lambda: self.aliases.pop(absorbed, None))
+            self._record(lambda: self._drop_alias(absorbed))
         else:
             self._record(lambda: self.aliases.__setitem__(absorbed, previous))
         if self._journal is not None:
             self._journal.aliases.add(absorbed)
 
+    def remove_alias(self, absorbed: str) -> None:
+        """Drop an alias (privacy deletes: an absorbed id must not resolve to deleted data)."""
+        previous = self.aliases.pop(absorbed, None)
+        if previous is None:
+            return
+        self._record(lambda: self.aliases.__setitem__(absorbed, previous))
+        if self._journal is not None:
+            self._journal.aliases.add(absorbed)
+
     # ------------------------------------------------------------- raw access
+    def _drop_alias(self, absorbed: str) -> None:
+        self.aliases.pop(absorbed, None)
+
+    def _put_edge_raw(self, edge: Edge) -> None:
+        self.g.add_edge(edge.src, edge.dst, key=edge.kind, e=edge)
+        self._out_kind.setdefault((edge.src, edge.kind), {})[edge.dst] = None
+        self._in_kind.setdefault((edge.dst, edge.kind), {})[edge.src] = None
+
+    def _drop_edge_raw(self, src: str, dst: str, kind: EdgeKind) -> None:
+        self.g.remove_edge(src, dst, key=kind)
+        self._unindex_edge(src, dst, kind)
+
+    def _unindex_edge(self, src: str, dst: str, kind: EdgeKind) -> None:
+        out = self._out_kind.get((src, kind))
+        if out is not None:
+            out.pop(dst, None)
+            if not out:
+                del self._out_kind[(src, kind)]
+        inc = self._in_kind.get((dst, kind))
+        if inc is not None:
+            inc.pop(src, None)
+            if not inc:
+                del self._in_kind[(dst, kind)]
+
     def _put_node(self, node: Node) -> None:
         self.g.add_node(node.id, n=node)
         self._by_kind[node.kind].add(node.id)
 
     def _drop_node_raw(self, node_id: str) -> None:
         node = self.g.nodes[node_id]["n"]
+        for src, dst, key in [
+            *self.g.in_edges(node_id, keys=True),
+            *self.g.out_edges(node_id, keys=True),
+        ]:
+            self._unindex_edge(src, dst, key)
         self.g.remove_node(node_id)
         self._by_kind[node.kind].discard(node_id)
 
@@ -247,7 +298,7 @@ class MemoryGraph:
             self._put_node(node)
         for edge in edges:
             if edge.src in self.g and edge.dst in self.g:
-                self.g.add_edge(edge.src, edge.dst, key=edge.kind, e=edge)
+                self._put_edge_raw(edge)
         self.aliases.update(aliases)
 
 

@@ -1,11 +1,95 @@
-"""The heuristic planner (no LLM). STUB: being implemented."""
+"""The heuristic planner: no LLM, deterministic, emits UpdatePlans the way an LLM planner would.
+
+For one event it decides, in order:
+
+1. **Assignment** (embedding similarity): the nearest CONCEPT with cosine >= assign_similarity
+   gets ``REINFORCES event -> concept`` (plus an attrs-only UPDATE_NODE when the event brings
+   new salient keywords: no re-embedding, so the concept does not drift).
+2. **Online clustering**: otherwise unassigned events in the POOL index with cosine >=
+   pair_similarity seed a new CONCEPT, labelled from their shared salient words (IDF from
+   ``wordfreq``), with a lexicon category, ``GROUNDS member -> concept`` and
+   ``DERIVED_FROM concept -> member``. With no such neighbour the event stays unassigned.
+3. **Entity links**: earlier events (within link_window_days) sharing entities (names,
+   participants, ticket ids, emails, @mentions, threads) get ``CAUSES earlier -> event`` when
+   the text has a causal cue, else ``TRIGGERS``; at most 3, strongest first. The strength is
+   the weighted entity overlap times (0.5 + cosine), so a shared sender alone on an unrelated
+   topic does not link.
+4. **Concept links**: when the event's concept differs from a concept grounded by a linked
+   earlier event, ``CAUSES``/``RELATED_TO`` between the concepts.
+5. **Time**: dates and deadlines in the text become TIME nodes (``deadline`` after a deadline
+   cue) with ``DEADLINE_FOR time -> event`` and ``time -> concept``.
+
+Each op carries ``reasoning`` and ``grounded_in`` = [RawEvent id, node ids used].
+"""
 
 from __future__ import annotations
 
-from schemas.plans import UpdatePlan
+import itertools
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import numpy as np
+import structlog
+
+from schemas.graph import EdgeKind, Node, NodeKind
+from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
+from topologies.entities import EntityMatch, ensure_entity_index, node_entities
+from topologies.memory import POOL
 from topologies.planner import PlanRequest
+from topologies.text import categorize, find_dates, has_causal_cue, keywords, label_from_texts
+
+log = structlog.get_logger(__name__)
+
+POOL_K = 8  # POOL neighbours looked at for clustering
+MAX_MEMBERS = 4  # pool events grouped with the event into a new concept
+MAX_LINKS = 3  # entity links per event
+MIN_LINK_STRENGTH = 1.5  # entity overlap x (0.5 + cosine)
+MAX_CONCEPT_LINKS = 3
+CONCEPT_KEYWORDS = 12
+EDGE_SCAN = 16
+
+
+@dataclass
+class _Builder:
+    """Collects ops with plan-local refs n1, n2, ... and the grounding of each op."""
+
+    event_id: str
+    ops: list[PlanOp] = field(default_factory=list)
+    counter: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def ground(self, *ids: str) -> list[str]:
+        out = [self.event_id]
+        for node_id in ids:
+            if node_id not in out:
+                out.append(node_id)
+        return out[:64]
+
+    def add_node(self, kind: NodeKind, title: str, reasoning: str, used: list[str],
+                 **fields: object) -> str:  # fmt: skip
+        ref = f"n{next(self.counter)}"
+        op = AddNode.model_validate({"ref": ref, "kind": kind, "title": title,
+                                     "reasoning": reasoning, "grounded_in": self.ground(*used),
+                                     **fields})  # fmt: skip
+        self.ops.append(op)
+        return ref
+
+    def add_edge(self, src: str, dst: str, kind: EdgeKind, reasoning: str, used: list[str],
+                 weight: float | None = None) -> None:  # fmt: skip
+        self.ops.append(AddEdge(src=src, dst=dst, kind=kind, weight=weight, reasoning=reasoning,
+                                grounded_in=self.ground(*used)))  # fmt: skip
+
+
+def _cos(a: np.ndarray | None, b: np.ndarray | None) -> float:
+    if a is None or b is None:
+        return 0.0
+    return float(np.dot(a, b))
+
+
+def _short(node: Node, size: int = 60) -> str:
+    text = (node.title or node.text).replace("\n", " ").strip()
+    return text if len(text) <= size else text[: size - 1] + "…"
 
 
 class HeuristicPlanner:
@@ -16,4 +100,181 @@ class HeuristicPlanner:
         self.config = config
 
     async def plan(self, request: PlanRequest) -> UpdatePlan:
-        return UpdatePlan(planner=self.name)
+        return self.plan_sync(request)
+
+    def plan_sync(self, request: PlanRequest) -> UpdatePlan:
+        memory, event, node = request.memory, request.event, request.event_node
+        build = _Builder(event.id)
+        ensure_entity_index(memory, node)
+        joined = self._assign(request, build)
+        if joined is None:
+            joined = self._cluster(request, build)
+        links = self._entity_links(request, build)
+        self._concept_links(request, build, joined, links)
+        self._times(request, build, joined)
+        notes = f"joined={joined or '-'} links={len(links)} ops={len(build.ops)}"
+        log.debug("heuristic_plan", tenant=memory.tenant, event_id=event.id, notes=notes)
+        return UpdatePlan(ops=build.ops, planner=self.name, notes=notes)
+
+    # ---------------------------------------------------------------- assignment
+    def _nearest_concept(self, request: PlanRequest) -> tuple[Node, float] | None:
+        memory = request.memory
+        scores = {nid: cos for nid, cos in request.context.knn.items()}
+        for nid, cos in memory.index(NodeKind.CONCEPT).search(request.vector, 3):
+            scores[nid] = cos
+        best: tuple[Node, float] | None = None
+        for nid, cos in sorted(scores.items(), key=lambda item: (-item[1], item[0])):
+            concept = memory.graph.get(nid)
+            if concept is None or concept.kind != NodeKind.CONCEPT or concept.superseded_by:
+                continue
+            best = (concept, cos)
+            break
+        return best
+
+    def _assign(self, request: PlanRequest, build: _Builder) -> str | None:
+        nearest = self._nearest_concept(request)
+        if nearest is None or nearest[1] < self.config.assign_similarity:
+            return None
+        concept, cos = nearest
+        ev = request.event_node.id
+        build.add_edge(
+            ev, concept.id, EdgeKind.REINFORCES,
+            f"The event is semantically close to the concept '{concept.title}' (cosine "
+            f"{cos:.2f} >= {self.config.assign_similarity:.2f}): it corroborates it.",
+            [concept.id],
+        )  # fmt: skip
+        self._refresh_keywords(request, build, concept)
+        return concept.id
+
+    def _refresh_keywords(self, request: PlanRequest, build: _Builder, concept: Node) -> None:
+        known = [str(k) for k in concept.attrs.get("keywords", [])]
+        fresh = [k for k in keywords(request.event.text, 5, exclude=[concept.tenant])
+                 if k not in known]  # fmt: skip
+        members = int(concept.attrs.get("members", 1)) + 1
+        if not fresh:
+            return
+        merged = (known + fresh)[:CONCEPT_KEYWORDS]
+        build.ops.append(UpdateNode(
+            id=concept.id, attrs={"keywords": merged, "members": members},
+            reasoning=f"New evidence adds the keywords {', '.join(fresh)} to '{concept.title}'.",
+            grounded_in=build.ground(concept.id),
+        ))  # fmt: skip
+
+    # ---------------------------------------------------------------- clustering
+    def _cluster(self, request: PlanRequest, build: _Builder) -> str | None:
+        memory, ev = request.memory, request.event_node.id
+        members: list[tuple[Node, float]] = []
+        for nid, cos in memory.index(POOL).search(request.vector, POOL_K, exclude={ev}):
+            other = memory.graph.get(nid)
+            if cos >= self.config.pair_similarity and other and other.kind == NodeKind.EVENT:
+                members.append((other, cos))
+        if not members:
+            return None
+        members = members[:MAX_MEMBERS]
+        group = [request.event_node, *(m for m, _ in members)]
+        texts = [f"{n.title}\n{n.text}" for n in group]
+        label = label_from_texts(texts, exclude=[memory.tenant])
+        combined = "\n".join(texts)
+        summary = "; ".join(_short(n) for n in group)
+        ids = [m.id for m, _ in members]
+        sims = ", ".join(f"{c:.2f}" for _, c in members)
+        ref = build.add_node(
+            NodeKind.CONCEPT, label,
+            f"{len(members)} unassigned event(s) are similar to this one (cosine {sims} >= "
+            f"{self.config.pair_similarity:.2f}); their shared words suggest '{label}'.",
+            ids,
+            text=f"Recurring: {summary}"[:2000],
+            category=categorize(combined),
+            attrs={"keywords": keywords(combined, CONCEPT_KEYWORDS, exclude=[memory.tenant]),
+                   "members": len(group)},
+        )  # fmt: skip
+        for member in group:
+            build.add_edge(
+                member.id,
+                ref,
+                EdgeKind.GROUNDS,
+                f"'{_short(member, 40)}' is evidence for '{label}'.",
+                [member.id],
+            )
+        for member in group:
+            build.add_edge(
+                ref,
+                member.id,
+                EdgeKind.DERIVED_FROM,
+                f"'{label}' was abstracted from '{_short(member, 40)}'.",
+                [member.id],
+            )
+        return ref
+
+    # -------------------------------------------------------------- entity links
+    def _entity_links(self, request: PlanRequest, build: _Builder) -> list[EntityMatch]:
+        memory, node = request.memory, request.event_node
+        assert node.ts is not None
+        entities = node_entities(node)
+        if not entities:
+            return []
+        window = timedelta(days=self.config.link_window_days)
+        matches = memory.entities.related(entities, node.ts, window, exclude=node.id)
+        scored: list[tuple[float, EntityMatch]] = []
+        for match in matches:
+            if memory.graph.get(match.node_id) is None:
+                continue
+            cos = max(0.0, _cos(request.vector, memory.index(NodeKind.EVENT).get(match.node_id)))
+            strength = match.score * (0.5 + cos)
+            if strength >= MIN_LINK_STRENGTH:
+                scored.append((strength, match))
+        scored.sort(key=lambda item: (-item[0], -item[1].ts.timestamp(), item[1].node_id))
+        causal = has_causal_cue(request.event.text)
+        kind = EdgeKind.CAUSES if causal else EdgeKind.TRIGGERS
+        chosen = [m for _, m in scored[:MAX_LINKS]]
+        for strength, match in scored[:MAX_LINKS]:
+            earlier = memory.graph.node(match.node_id)
+            shared = ", ".join(e.split(":", 1)[1] for e in match.shared[:4])
+            why = "and its text gives a causal cue" if causal else "and follows it in time"
+            build.add_edge(match.node_id, node.id, kind,
+                           f"Shares {shared} with the earlier '{_short(earlier, 40)}' "
+                           f"(strength {strength:.2f}) {why}.", [match.node_id])  # fmt: skip
+        return chosen
+
+    def _concept_links(self, request: PlanRequest, build: _Builder, joined: str | None,
+                       links: list[EntityMatch]) -> None:  # fmt: skip
+        if joined is None or not links:
+            return
+        memory = request.memory
+        causal = has_causal_cue(request.event.text)
+        kind = EdgeKind.CAUSES if causal else EdgeKind.RELATED_TO
+        done: set[str] = {joined}
+        for match in links:
+            edges = itertools.islice(memory.graph.out_edges(match.node_id), EDGE_SCAN)
+            for edge in edges:
+                if edge.kind not in (EdgeKind.GROUNDS, EdgeKind.REINFORCES) or edge.dst in done:
+                    continue
+                other = memory.graph.get(edge.dst)
+                if other is None or other.kind != NodeKind.CONCEPT:
+                    continue
+                done.add(other.id)
+                build.add_edge(other.id, joined, kind,
+                               f"The linked earlier event grounds '{other.title}', this event "
+                               f"the concept it joined: the two concepts are connected.",
+                               [other.id, match.node_id])  # fmt: skip
+                if len(done) > MAX_CONCEPT_LINKS:
+                    return
+
+    # --------------------------------------------------------------------- time
+    def _times(self, request: PlanRequest, build: _Builder, joined: str | None) -> None:
+        event = request.event
+        for mention in find_dates(event.text, event.ts):
+            stamp = mention.when.strftime("%Y-%m-%d %H:%M" if mention.has_time else "%Y-%m-%d")
+            what = "Deadline" if mention.deadline else "Date"
+            fields: dict[str, object] = {"text": mention.phrase}
+            fields["deadline" if mention.deadline else "ts"] = mention.when
+            ref = build.add_node(NodeKind.TIME, f"{what} {stamp}",
+                                 f"The text mentions '{mention.phrase}', resolved against the "
+                                 f"event time to {stamp}.", [], **fields)  # fmt: skip
+            weight = 1.0 if mention.deadline else 0.6
+            build.add_edge(ref, request.event_node.id, EdgeKind.DEADLINE_FOR,
+                           f"{what} {stamp} anchors this event.", [], weight)  # fmt: skip
+            if joined is not None:
+                build.add_edge(ref, joined, EdgeKind.DEADLINE_FOR,
+                               f"{what} {stamp} applies to the concept this event joined.",
+                               [joined], weight)  # fmt: skip

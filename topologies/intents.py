@@ -1,37 +1,564 @@
-"""Intent emergence and lifecycle (SPEC 2.6). STUB: being implemented."""
+"""Intent emergence and lifecycle (SPEC 2.6, CogniFold §3.3 and Table 10).
+
+Evidence density, for one fold at stream time ``now``:
+
+- *seeds*: the CONCEPT nodes the fold created or reinforced (at most ``MAX_SEEDS``).
+- *cluster* ``K(s)``: the seed plus its strongest concept neighbours (one hop over RELATED_TO,
+  CAUSES, PART_OF and TRIGGERS in either direction, ranked by decayed edge weight; at most
+  ``MAX_CLUSTER`` concepts in all). Superseded concepts are left out.
+- *evidence* of a concept ``E(c) = sum of w(e, now)`` over its GROUNDS / REINFORCES in-edges
+  ``e`` from EVENT nodes whose event time lies in ``[now - window_days, now]`` (and after
+  ``since``, see below), ``w`` being the lazily decayed edge weight. Only the
+  ``MAX_EVIDENCE_SCAN`` most recently attached predecessors of a concept are read, so a hub
+  concept costs a bounded amount.
+- *supporting concepts* ``S = {c in K : E(c) > 0}``.
+- *connectivity* ``kappa(S)`` = share of the ``|S|(|S|-1)/2`` concept pairs of ``S`` joined by
+  any edge (either direction); 0 when ``|S| < 2``.
+- *density* ``D = kappa(S) * sum_{c in S} E(c)``.
+
+An intent crystallises when ``D >= theta[category]``, ``|S| >= min_supporting_concepts``, the
+evidence comes from at least ``MIN_EVIDENCE_EVENTS`` distinct events, and no open intent is
+already triggered by more than half of ``S``. If one is, that intent is reinforced instead
+(REINFORCES from the event, TRIGGERS from new supporting concepts, its deadline refreshed).
+If a *closed* intent (resolved / rejected) covers the cluster, only evidence newer than its
+closing (``since``) counts, so a resolved goal does not re-emerge from the evidence that
+produced it.
+
+Category: the most common ``category`` among ``S`` (ties: more evidence, then the name;
+default ``"general"``). Threshold ``theta[category]`` lives in ``memory.meta`` under
+``intent_threshold:<category>``, starting at ``initial_threshold``; EMA updates with
+``beta = ema_beta``: ``theta <- (1 - beta) * theta + beta * target``, clamped to
+``[min_threshold, max_threshold]``, where target is
+
+- the emitted density ``D`` after each emission (so one category does not flood),
+- ``0.9 * D_intent`` on resolved / action_scheduled feedback (emission was useful: easier),
+- ``1.3 * D_intent`` on rejected feedback (harder); deferred and pending leave it unchanged.
+
+Every change goes through ``PlanExecutor.apply`` (the same validation as planner plans), and
+intent ids are derived by the executor from (tenant, event id, ref): a replay of the same
+stream yields the same ids.
+"""
 
 from __future__ import annotations
 
-from schemas.graph import Node
-from schemas.intents import Intent, IntentStatus
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import structlog
+
+from schemas.errors import InvalidTransitionError, NotFoundError
+from schemas.graph import EdgeKind, Node, NodeKind
+from schemas.intents import OPEN_STATUSES, Intent, IntentStatus, can_transition
+from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.executor import PlanExecutor
+from topologies.graph import decayed_weight
 from topologies.memory import TenantMemory
 from topologies.scope import FoldScope
 
+log = structlog.get_logger(__name__)
+
+MAX_SEEDS = 8  # seed concepts examined per fold
+MAX_CLUSTER = 8  # concepts per cluster (seed included)
+MAX_SUPPORT = 8  # TRIGGERS edges written per intent
+MAX_EVIDENCE_SCAN = 200  # predecessors read per concept when measuring evidence
+MAX_EVIDENCE_IDS = 32  # RawEvent ids listed in an intent view
+MAX_DEADLINES = 3  # DEADLINE_FOR edges written per intent
+MIN_EVIDENCE_EVENTS = 2  # distinct events behind an intent
+MAX_NOTES = 20
+
+CLUSTER_EDGES = frozenset(
+    {EdgeKind.RELATED_TO, EdgeKind.CAUSES, EdgeKind.PART_OF, EdgeKind.TRIGGERS}
+)
+EVIDENCE_KINDS = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
+THRESHOLD_KEY = "intent_threshold:{category}"
+EASIER, HARDER = 0.9, 1.3
+
+
+@dataclass
+class Cluster:
+    """One seed's concept cluster and its measured evidence."""
+
+    seed: str
+    members: list[str]
+    evidence: dict[str, float] = field(default_factory=dict)  # supporting concept -> E(c)
+    events: dict[str, set[str]] = field(default_factory=dict)  # concept -> evidence event nodes
+    connectivity: float = 0.0
+    category: str = "general"
+
+    @property
+    def supporting(self) -> list[str]:
+        """Concepts with evidence, strongest first (ties by id)."""
+        return sorted(self.evidence, key=lambda c: (-self.evidence[c], c))
+
+    @property
+    def density(self) -> float:
+        return self.connectivity * sum(self.evidence.values())
+
+    @property
+    def event_ids(self) -> set[str]:
+        return set().union(*self.events.values()) if self.events else set()
+
 
 class IntentEmergence:
+    """Crystallises intents from dense concept clusters; runs the intent lifecycle."""
+
     def __init__(self, executor: PlanExecutor, embedder: Embedder, config: EngineConfig) -> None:
         self.executor = executor
         self.embedder = embedder
         self.config = config
 
+    # ---------------------------------------------------------------- emergence
     def emerge(self, memory: TenantMemory, scope: FoldScope) -> list[str]:
-        return []
+        """Examine the clusters of the concepts this fold created or reinforced.
 
-    def set_status(
-        self, memory: TenantMemory, scope: FoldScope, intent_id: str, status: IntentStatus, note: str
+        Returns the ids of the intents that crystallised in this fold.
+        """
+        if not scope.event_node_id:
+            return []
+        created: list[str] = []
+        handled: set[str] = set()  # intents created or reinforced in this fold
+        covered: set[str] = set()  # concepts already part of a handled cluster
+        for seed in self._seeds(memory, scope):
+            if seed in covered:
+                continue
+            cluster = self._cluster(memory, seed, scope.now)
+            self._measure(memory, cluster, scope.now, None)
+            open_intent, since = self._covering(memory, cluster.supporting)
+            if open_intent is not None:
+                if open_intent not in handled:
+                    self._reinforce(memory, scope, open_intent, cluster)
+                    handled.add(open_intent)
+                covered.update(cluster.members)
+                continue
+            if since is not None:  # a closed intent covers it: only newer evidence counts
+                self._measure(memory, cluster, scope.now, since)
+            intent_id = self._maybe_emit(memory, scope, cluster)
+            if intent_id is not None:
+                created.append(intent_id)
+                handled.add(intent_id)
+                covered.update(cluster.members)
+        return created
+
+    def _seeds(self, memory: TenantMemory, scope: FoldScope) -> list[str]:
+        concepts = memory.graph.ids(NodeKind.CONCEPT)
+        seeds: dict[str, None] = {}
+        for raw in sorted(scope.created) + sorted(scope.reinforced):
+            node_id = memory.graph.resolve(raw)
+            if node_id in concepts:
+                seeds.setdefault(node_id, None)
+        return list(seeds)[:MAX_SEEDS]
+
+    def _cluster(self, memory: TenantMemory, seed: str, now: datetime) -> Cluster:
+        graph = memory.graph
+        concepts = graph.ids(NodeKind.CONCEPT)
+        decay = self.config.consolidation.decay_per_day
+        strength: dict[str, float] = {}
+        for edge in graph.incident(seed):
+            other = edge.dst if edge.src == seed else edge.src
+            if edge.kind not in CLUSTER_EDGES or other not in concepts or other == seed:
+                continue
+            node = graph.node(other)
+            if node.superseded_by is not None:
+                continue
+            weight = decayed_weight(edge, now, decay)
+            strength[other] = max(strength.get(other, 0.0), weight)
+        ranked = sorted(strength, key=lambda c: (-strength[c], c))[: MAX_CLUSTER - 1]
+        return Cluster(seed=seed, members=[seed, *ranked])
+
+    def _covering(
+        self, memory: TenantMemory, members: list[str]
+    ) -> tuple[str | None, datetime | None]:
+        """(open intent triggered by more than half of the members, latest closing time of a
+        closed intent triggered by more than half of them)."""
+        graph = memory.graph
+        votes: Counter[str] = Counter()
+        for concept in members:
+            for edge in graph.out_edges(concept, EdgeKind.TRIGGERS):
+                votes[edge.dst] += 1
+        since: datetime | None = None
+        for intent_id, count in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])):
+            node = graph.get(intent_id)
+            if node is None or node.kind != NodeKind.INTENT or not members:
+                continue
+            if count * 2 <= len(members):
+                continue
+            if node.status in OPEN_STATUSES:
+                return node.id, None
+            since = node.updated_at if since is None else max(since, node.updated_at)
+        return None, since
+
+    def _measure(
+        self, memory: TenantMemory, cluster: Cluster, now: datetime, since: datetime | None
     ) -> None:
-        node = memory.graph.node(intent_id)
-        scope.intent_changed(intent_id, node.status)
-        memory.graph.update_node(intent_id, status=status, updated_at=scope.now)
+        graph = memory.graph
+        cluster.evidence.clear()
+        cluster.events.clear()
+        cluster.connectivity = 0.0
+        for concept in cluster.members:
+            total, events = self._evidence(memory, concept, now, since)
+            if total > 0.0:
+                cluster.evidence[concept] = total
+                cluster.events[concept] = events
+        support = cluster.supporting
+        pairs = len(support) * (len(support) - 1) // 2
+        if pairs:
+            members = set(support)
+            linked = sum(1 for a in support for b in graph.neighbors(a) if b in members and a < b)
+            cluster.connectivity = linked / pairs
+        cluster.category = self._category(memory, cluster)
+
+    def _evidence(
+        self, memory: TenantMemory, concept: str, now: datetime, since: datetime | None
+    ) -> tuple[float, set[str]]:
+        """E(c) and the EVENT nodes behind it (see the module docstring)."""
+        graph = memory.graph
+        window_start = now - timedelta(days=self.config.intents.window_days)
+        decay = self.config.consolidation.decay_per_day
+        total, events = 0.0, set[str]()
+        for src in list(graph.g.pred[concept])[-MAX_EVIDENCE_SCAN:]:
+            node = graph.node(src)
+            if node.kind != NodeKind.EVENT or node.ts is None:
+                continue
+            if node.ts < window_start or node.ts > now or (since is not None and node.ts <= since):
+                continue
+            for kind in EVIDENCE_KINDS:
+                edge = graph.edge(src, concept, kind)
+                if edge is not None:
+                    total += decayed_weight(edge, now, decay)
+                    events.add(src)
+        return total, events
+
+    @staticmethod
+    def _category(memory: TenantMemory, cluster: Cluster) -> str:
+        counts: Counter[str] = Counter()
+        weight: dict[str, float] = {}
+        for concept in cluster.supporting:
+            category = memory.graph.node(concept).category or "general"
+            counts[category] += 1
+            weight[category] = weight.get(category, 0.0) + cluster.evidence[concept]
+        if not counts:
+            return "general"
+        return min(counts, key=lambda c: (-counts[c], -weight[c], c))
+
+    def _maybe_emit(self, memory: TenantMemory, scope: FoldScope, cluster: Cluster) -> str | None:
+        cfg = self.config.intents
+        density = cluster.density
+        threshold = self.threshold(memory, cluster.category)
+        if len(cluster.supporting) < cfg.min_supporting_concepts:
+            return None
+        if len(cluster.event_ids) < MIN_EVIDENCE_EVENTS or density < threshold:
+            return None
+        deadlines = self._deadlines(memory, cluster, scope.now)
+        ref = f"intent.{cluster.seed}"
+        plan = self._creation_plan(memory, scope, cluster, ref, (density, threshold), deadlines)
+        self.executor.apply(memory, plan, scope)
+        intent_id = scope.ref_ids[ref]
+        self._move_threshold(memory, cluster.category, density)
+        log.info(
+            "intent_emerged",
+            tenant=memory.tenant,
+            intent_id=intent_id,
+            category=cluster.category,
+            density=round(density, 3),
+            threshold=round(threshold, 3),
+            supporting=len(cluster.supporting),
+        )
+        return intent_id
+
+    def _creation_plan(
+        self,
+        memory: TenantMemory,
+        scope: FoldScope,
+        cluster: Cluster,
+        ref: str,
+        measured: tuple[float, float],
+        deadlines: list[Node],
+    ) -> UpdatePlan:
+        assert scope.event_node_id is not None
+        density, threshold = measured
+        support = cluster.supporting[:MAX_SUPPORT]
+        deadline = _anchor(deadlines[0]) if deadlines else None
+        reasoning = (
+            f"evidence density {density:.2f} >= threshold {threshold:.2f} "
+            f"over {len(support)} concepts"
+        )
+        ops: list[PlanOp] = [
+            AddNode(
+                ref=ref,
+                kind=NodeKind.INTENT,
+                title=intent_title(memory, cluster, deadlines),
+                text=self._description(memory, cluster, density, threshold, deadline),
+                category=cluster.category,
+                deadline=deadline,
+                attrs={
+                    "density": round(density, 6),
+                    "threshold": round(threshold, 6),
+                    "connectivity": round(cluster.connectivity, 6),
+                    "seed": cluster.seed,
+                },
+                reasoning=reasoning,
+                grounded_in=[scope.event_node_id, *support],
+            ),
+            AddEdge(src=scope.event_node_id, dst=ref, kind=EdgeKind.GROUNDS, reasoning=reasoning),
+        ]
+        ops.extend(
+            AddEdge(src=concept, dst=ref, kind=EdgeKind.TRIGGERS, reasoning="supporting concept")
+            for concept in support
+        )
+        ops.extend(
+            AddEdge(src=time.id, dst=ref, kind=EdgeKind.DEADLINE_FOR, reasoning="cluster deadline")
+            for time in deadlines
+        )
+        return UpdatePlan(ops=ops, planner="intent-emergence", notes=reasoning)
+
+    def _description(
+        self,
+        memory: TenantMemory,
+        cluster: Cluster,
+        density: float,
+        threshold: float,
+        deadline: datetime | None,
+    ) -> str:
+        graph = memory.graph
+        lines = [
+            f"Evidence density {density:.2f} reached the {cluster.category} threshold "
+            f"{threshold:.2f} (connectivity {cluster.connectivity:.2f})."
+        ]
+        for concept in cluster.supporting[:MAX_SUPPORT]:
+            count = len(cluster.events.get(concept, ()))
+            lines.append(f"- {graph.node(concept).title}: {count} recent event(s)")
+        recent = sorted(
+            (graph.node(e) for e in cluster.event_ids),
+            key=lambda n: (n.ts or n.created_at, n.id),
+            reverse=True,
+        )
+        for event in recent[:5]:
+            when = (event.ts or event.created_at).date().isoformat()
+            lines.append(f"  evidence {when}: {(event.title or event.text)[:120]}")
+        if deadline is not None:
+            lines.append(f"Deadline: {deadline.date().isoformat()}")
+        return "\n".join(lines)
+
+    def _deadlines(self, memory: TenantMemory, cluster: Cluster, now: datetime) -> list[Node]:
+        """Future TIME anchors attached to the cluster's supporting concepts or evidence events,
+        soonest first."""
+        graph = memory.graph
+        times = graph.ids(NodeKind.TIME)
+        found: dict[str, Node] = {}
+        for holder in sorted({*cluster.supporting, *cluster.event_ids}):
+            if holder not in graph:
+                continue
+            for other in [*graph.g.pred[holder], *graph.g.succ[holder]]:
+                if other in times and other not in found:
+                    node = graph.node(other)
+                    anchor = _anchor(node)
+                    if anchor is not None and anchor >= now:
+                        found[other] = node
+        ordered = sorted(found.values(), key=lambda n: (_anchor(n) or now, n.id))
+        return ordered[:MAX_DEADLINES]
+
+    def _reinforce(
+        self, memory: TenantMemory, scope: FoldScope, intent_id: str, cluster: Cluster
+    ) -> None:
+        """An open intent already covers the cluster: corroborate it instead of a new one."""
+        assert scope.event_node_id is not None
+        graph = memory.graph
+        intent = graph.node(intent_id)
+        existing = {e.src for e in graph.in_edges(intent_id, EdgeKind.TRIGGERS)}
+        ops: list[PlanOp] = [
+            AddEdge(
+                src=scope.event_node_id,
+                dst=intent_id,
+                kind=EdgeKind.REINFORCES,
+                reasoning="new evidence for an open intent",
+            )
+        ]
+        room = max(0, MAX_SUPPORT - len(existing))
+        fresh = [c for c in cluster.supporting if c not in existing][:room]
+        ops.extend(
+            AddEdge(src=c, dst=intent_id, kind=EdgeKind.TRIGGERS, reasoning="supporting concept")
+            for c in fresh
+        )
+        deadlines = self._deadlines(memory, cluster, scope.now)
+        new_deadline = _anchor(deadlines[0]) if deadlines else None
+        current = intent.deadline
+        if new_deadline is not None and (
+            current is None or current < scope.now or new_deadline < current
+        ):
+            ops.append(AddEdge(src=deadlines[0].id, dst=intent_id, kind=EdgeKind.DEADLINE_FOR))
+        else:
+            new_deadline = None
+        ops.append(
+            UpdateNode(
+                id=intent_id,
+                deadline=new_deadline,
+                attrs={"density": round(cluster.density, 6)},
+                reasoning="reinforced by a new event",
+            )
+        )
+        self.executor.apply(memory, UpdatePlan(ops=ops, planner="intent-emergence"), scope)
+        log.info(
+            "intent_reinforced",
+            tenant=memory.tenant,
+            intent_id=intent_id,
+            density=round(cluster.density, 3),
+            new_support=len(fresh),
+        )
+
+    # ---------------------------------------------------------------- lifecycle
+    def set_status(
+        self,
+        memory: TenantMemory,
+        scope: FoldScope,
+        intent_id: str,
+        status: IntentStatus,
+        note: str,
+    ) -> None:
+        """Move an intent along its lifecycle, keep the note, adapt its category's threshold."""
+        node = memory.graph.get(intent_id)
+        if node is None or node.kind != NodeKind.INTENT or node.status is None:
+            raise NotFoundError(f"intent {intent_id!r} not found for tenant {memory.tenant!r}")
+        if node.status == status:
+            return
+        if not can_transition(node.status, status):
+            raise InvalidTransitionError(
+                f"intent {node.id} cannot go from {node.status.value} to {status.value}"
+            )
+        notes = [*node.attrs.get("status_notes", [])]
+        notes.append({"status": status.value, "note": note[:1000], "at": scope.now.isoformat()})
+        attrs: dict[str, object] = {"status_notes": notes[-MAX_NOTES:]}
+        if note:
+            attrs["note"] = note[:1000]
+        plan = UpdatePlan(
+            ops=[UpdateNode(id=node.id, status=status, attrs=attrs, reasoning=note[:500])],
+            planner="feedback",
+        )
+        self.executor.apply(memory, plan, scope)
+        self._feedback(memory, node, status)
+
+    def _feedback(self, memory: TenantMemory, node: Node, status: IntentStatus) -> None:
+        density = float(node.attrs.get("density", 0.0))
+        if density <= 0.0:
+            return
+        if status in (IntentStatus.RESOLVED, IntentStatus.ACTION_SCHEDULED):
+            target = EASIER * density
+        elif status == IntentStatus.REJECTED:
+            target = HARDER * density
+        else:
+            return
+        category = node.category or "general"
+        before = self.threshold(memory, category)
+        after = self._move_threshold(memory, category, target)
+        log.info(
+            "intent_feedback",
+            tenant=memory.tenant,
+            intent_id=node.id,
+            status=status.value,
+            category=category,
+            threshold_before=round(before, 3),
+            threshold_after=round(after, 3),
+        )
+
+    # --------------------------------------------------------------- thresholds
+    def threshold(self, memory: TenantMemory, category: str) -> float:
+        stored = memory.meta.get(THRESHOLD_KEY.format(category=category))
+        return float(stored) if stored is not None else self.config.intents.initial_threshold
+
+    def _move_threshold(self, memory: TenantMemory, category: str, target: float) -> float:
+        cfg = self.config.intents
+        current = self.threshold(memory, category)
+        moved = (1.0 - cfg.ema_beta) * current + cfg.ema_beta * target
+        clamped = min(cfg.max_threshold, max(cfg.min_threshold, moved))
+        if not math.isfinite(clamped):
+            clamped = cfg.initial_threshold
+        memory.set_meta(THRESHOLD_KEY.format(category=category), round(clamped, 6))
+        return clamped
 
 
+# -------------------------------------------------------------------- views
 def intent_view(memory: TenantMemory, node: Node) -> Intent:
+    """The public view of an INTENT node: supporting concepts, evidence, deadline, density."""
     assert node.status is not None
-    return Intent(
-        id=node.id, tenant=node.tenant, title=node.title, description=node.text,
-        category=node.category or "general", status=node.status,
-        created_at=node.created_at, updated_at=node.updated_at,
+    graph = memory.graph
+    triggers = sorted(
+        (e for e in graph.in_edges(node.id, EdgeKind.TRIGGERS)),
+        key=lambda e: (-e.w0, e.src),
     )
+    concepts = [graph.node(e.src) for e in triggers if graph.get(e.src) is not None]
+    concepts = [c for c in concepts if c.kind == NodeKind.CONCEPT]
+    return Intent(
+        id=node.id,
+        tenant=node.tenant,
+        title=node.title,
+        description=node.text,
+        category=node.category or "general",
+        status=node.status,
+        supporting_concepts=[c.id for c in concepts],
+        supporting_labels=[c.title for c in concepts],
+        evidence_event_ids=evidence_event_ids(memory, [node.id, *(c.id for c in concepts)]),
+        deadline=node.deadline,
+        density=float(node.attrs.get("density", 0.0)),
+        threshold=float(node.attrs.get("threshold", 0.0)),
+        created_at=node.created_at,
+        updated_at=node.updated_at,
+    )
+
+
+def evidence_event_ids(memory: TenantMemory, holders: list[str]) -> list[str]:
+    """RawEvent ids of EVENT nodes grounding or reinforcing any holder: latest, bounded, sorted."""
+    graph = memory.graph
+    found: dict[str, datetime] = {}
+    for holder in holders:
+        if holder not in graph:
+            continue
+        for src in list(graph.g.pred[holder])[-MAX_EVIDENCE_SCAN:]:
+            event = graph.node(src)
+            if event.kind != NodeKind.EVENT or event.source_event_id is None:
+                continue
+            if any(graph.edge(src, holder, kind) is not None for kind in EVIDENCE_KINDS):
+                found[event.source_event_id] = event.ts or event.created_at
+    latest = sorted(found, key=lambda k: (found[k], k), reverse=True)[:MAX_EVIDENCE_IDS]
+    return sorted(latest)
+
+
+def intent_title(memory: TenantMemory, cluster: Cluster, deadlines: list[Node]) -> str:
+    """A readable title from the supporting concept labels and the nearest deadline.
+
+    When the nearest deadline is attached directly to exactly one of the (at most three)
+    strongest supporting concepts, that concept is the anchor: "Passport renewal before Lisbon
+    trip (by 18 Dec)"; otherwise (for example a deadline found on an evidence event) the labels
+    are joined: "A, B and C (by 18 Dec)", which never claims an order the graph does not hold.
+    """
+    graph = memory.graph
+    top = cluster.supporting[:3]
+    labels = {c: graph.node(c).title.strip() for c in top}
+    anchor_concept = None
+    if deadlines and len(top) > 1:
+        time_id = deadlines[0].id
+        attached = set(graph.g.succ[time_id]) | set(graph.g.pred[time_id])
+        direct = [c for c in top if c in attached]
+        anchor_concept = direct[0] if len(direct) == 1 else None
+    if anchor_concept is not None:
+        others = [label for c, label in labels.items() if c != anchor_concept]
+        title = f"{_join(others)} before {labels[anchor_concept]}"
+    else:
+        title = _join(list(labels.values()))
+    title = title[:1].upper() + title[1:]
+    anchor = _anchor(deadlines[0]) if deadlines else None
+    if anchor is not None:
+        title = f"{title} (by {anchor.day} {anchor:%b})"
+    return title[:300]
+
+
+def _join(labels: list[str]) -> str:
+    if len(labels) <= 1:
+        return "".join(labels)
+    return f"{', '.join(labels[:-1])} and {labels[-1]}"
+
+
+def _anchor(node: Node) -> datetime | None:
+    return node.deadline or node.ts

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from schemas.graph import Edge, Node, NodeKind
+from topologies.entities import EntityIndex, rebuild_entity_index
 from topologies.graph import EdgeKey, Journal, MemoryGraph
 from topologies.vector_index import Vector, VectorIndex
 
@@ -69,6 +70,7 @@ class TenantMemory:
         self.indexes[POOL] = VectorIndex(dim)
         self.meta: dict[str, Any] = {}
         self.event_states: dict[str, str] = {}  # RawEvent id -> "stored" | "folded"
+        self.entities = EntityIndex()  # derived, not persisted: rebuilt by load()
         self._tx: _Tx | None = None
 
     # ------------------------------------------------------------------ lookups
@@ -118,6 +120,7 @@ class TenantMemory:
         except BaseException:
             self.rollback()
             raise
+        self.commit()
 
     def _close(self) -> _Tx:
         if self._tx is None:
@@ -145,9 +148,15 @@ class TenantMemory:
         if self._tx is not None:
             self._tx.meta.add(key)
             if previous is _MISSING:
-                self._tx.undo.append(lambda: self.meta.pop(key, None))
+                self._tx.undo.append(lambda: self._drop_meta(key))
             else:
                 self._tx.undo.append(lambda: self.meta.__setitem__(key, previous))
+
+    def _drop_meta(self, key: str) -> None:
+        self.meta.pop(key, None)
+
+    def _drop_event_state(self, event_id: str) -> None:
+        self.event_states.pop(event_id, None)
 
     def set_event_state(self, event_id: str, state: str | None) -> None:
         previous = self.event_states.get(event_id)
@@ -158,7 +167,7 @@ class TenantMemory:
         if self._tx is not None:
             self._tx.events.add(event_id)
             if previous is None:
-                self._tx.undo.append(lambda: self.event_states.pop(event_id, None))
+                self._tx.undo.append(lambda: self._drop_event_state(event_id))
             else:
                 self._tx.undo.append(lambda: self.event_states.__setitem__(event_id, previous))
 
@@ -173,8 +182,8 @@ class TenantMemory:
             change.aliases[absorbed] = self.graph.aliases.get(absorbed)
         for name, node_id in tx.vectors:
             change.vectors[(name, node_id)] = self.indexes[name].get(node_id)
-        for key in tx.meta:
-            change.meta[key] = self.meta.get(key)
+        for meta_key in tx.meta:
+            change.meta[meta_key] = self.meta.get(meta_key)
         for event_id in tx.events:
             change.events[event_id] = self.event_states.get(event_id)
         return change
@@ -193,9 +202,10 @@ class TenantMemory:
         self.graph.load(nodes, edges, aliases)
         for name, node_id, vec in vectors:
             if name in self.indexes:
-                self.indexes[name].upsert(node_id, vec)
+                self.indexes[name].load(node_id, vec)
         self.meta.update(meta)
         self.event_states.update(events)
+        rebuild_entity_index(self)
 
 
 _MISSING: Any = object()

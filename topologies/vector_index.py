@@ -61,6 +61,10 @@ class VectorIndex:
             else:
                 self._recorder(lambda: self._put(node_id, previous), node_id)
 
+    def load(self, node_id: str, vec: Vector) -> None:
+        """Restore a stored vector bit for bit (no re-normalisation, no journal)."""
+        self._put(node_id, np.asarray(vec, dtype=np.float32).reshape(-1))
+
     def remove(self, node_id: str) -> None:
         previous = self.get(node_id)
         if previous is None:

@@ -1,0 +1,140 @@
+"""Structural metrics of a memory graph against a CogEval-style gold graph (SPEC section 5).
+
+Pure functions over numpy arrays and networkx graphs, so each one is unit-tested on its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import linear_sum_assignment
+
+Array = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class SoftMatch:
+    precision: float
+    recall: float
+    f1: float
+    pairs: list[tuple[int, int, float]]  # (predicted index, gold index, cosine)
+
+
+def soft_match(pred: Array, gold: Array, threshold: float = 0.75) -> SoftMatch:
+    """One-to-one matching (Hungarian, max total cosine) of unit vectors; pairs below the
+    threshold do not count. Rows are L2-normalised embeddings."""
+    if len(pred) == 0 or len(gold) == 0:
+        return SoftMatch(0.0, 0.0, 0.0, [])
+    sim = np.asarray(pred, dtype=np.float64) @ np.asarray(gold, dtype=np.float64).T
+    rows, cols = linear_sum_assignment(-sim)
+    pairs = [
+        (int(r), int(c), float(sim[r, c]))
+        for r, c in zip(rows, cols, strict=True)
+        if sim[r, c] >= threshold
+    ]
+    p = len(pairs) / len(pred)
+    r = len(pairs) / len(gold)
+    f1 = 0.0 if p + r == 0 else 2 * p * r / (p + r)
+    return SoftMatch(p, r, f1, pairs)
+
+
+def purity(clusters: Iterable[Sequence[Hashable]]) -> float:
+    """Share of clustered items whose cluster's majority gold label is their own."""
+    total = majority = 0
+    for labels in clusters:
+        if not labels:
+            continue
+        total += len(labels)
+        majority += Counter(labels).most_common(1)[0][1]
+    return majority / total if total else 0.0
+
+
+def compression(events: int, concepts: int) -> float:
+    return events / concepts if concepts else 0.0
+
+
+def chain_discovery(
+    graph: nx.Graph, chains: Sequence[Sequence[Hashable]], max_hops: int = 4
+) -> tuple[float, float]:
+    """(share of chains whose every consecutive pair is within max_hops, share of pairs)."""
+    if not chains:
+        return 0.0, 0.0
+    found_chains = found_pairs = pairs = 0
+    undirected = graph.to_undirected(as_view=True) if graph.is_directed() else graph
+    for chain in chains:
+        ok = True
+        for a, b in itertools.pairwise(chain):
+            pairs += 1
+            reach = (
+                a in undirected
+                and b in undirected
+                and b in nx.single_source_shortest_path_length(undirected, a, cutoff=max_hops)
+            )
+            found_pairs += int(reach)
+            ok = ok and reach
+        found_chains += int(ok)
+    return found_chains / len(chains), found_pairs / pairs if pairs else 0.0
+
+
+def simple_undirected(graph: nx.Graph) -> nx.Graph:
+    g = nx.Graph()
+    g.add_nodes_from(graph.nodes)
+    g.add_edges_from((u, v) for u, v in graph.edges() if u != v)
+    return g
+
+
+def clustering(graph: nx.Graph) -> float:
+    g = simple_undirected(graph)
+    return float(nx.average_clustering(g)) if len(g) else 0.0
+
+
+def modularity(graph: nx.Graph) -> float:
+    """Modularity of the greedy-modularity partition of the simple undirected graph."""
+    g = simple_undirected(graph)
+    if g.number_of_edges() == 0:
+        return 0.0
+    parts = nx.community.greedy_modularity_communities(g)
+    return float(nx.community.modularity(g, parts))
+
+
+def entropy(labels: Iterable[Hashable], normalise_by: int | None = None) -> float:
+    """Shannon entropy in bits; divided by log2(normalise_by) when given (0..1)."""
+    counts = Counter(labels)
+    total = sum(counts.values())
+    if total == 0:
+        return 0.0
+    h = -sum(c / total * math.log2(c / total) for c in counts.values())
+    if normalise_by:
+        return h / math.log2(normalise_by) if normalise_by > 1 else 0.0
+    return h
+
+
+def gini(values: Sequence[float]) -> float:
+    """Gini coefficient of non-negative values (0 = equal, ->1 = concentrated)."""
+    x = np.sort(np.asarray(values, dtype=np.float64))
+    n = len(x)
+    if n == 0 or x.sum() == 0:
+        return 0.0
+    index = np.arange(1, n + 1)
+    return float((2 * (index * x).sum()) / (n * x.sum()) - (n + 1) / n)
+
+
+def pagerank_gini(graph: nx.Graph) -> float:
+    g = simple_undirected(graph)
+    if g.number_of_edges() == 0:
+        return 0.0
+    return gini(list(nx.pagerank(g).values()))
+
+
+def proactivity(grounding_links: Sequence[int], minimum: int = 2) -> float:
+    """Share of intents with at least ``minimum`` grounding links."""
+    if not grounding_links:
+        return 0.0
+    return sum(1 for n in grounding_links if n >= minimum) / len(grounding_links)

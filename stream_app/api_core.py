@@ -1,0 +1,221 @@
+"""The core read API routes: health, tenants, graph snapshot, node, intents, search.
+
+Every handler is ``async def``: it runs in the event loop, between the writers' awaits, and
+so reads committed in-memory state without locks (see stream_app.hub). Other modules get
+the hub and settings with the dependencies :func:`get_hub` and :func:`get_settings`.
+"""
+
+from __future__ import annotations
+
+import hmac
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, Field
+
+from schemas.errors import InvalidTransitionError, NotFoundError
+from schemas.graph import NodeKind
+from schemas.intents import Intent, IntentMessage, IntentStatus
+from stream_app import views
+from stream_app.hub import MemoryHub
+from stream_app.settings import Settings
+
+_bearer = HTTPBearer(auto_error=False)
+
+ACTIONS: dict[str, IntentStatus] = {
+    "resolve": IntentStatus.RESOLVED,
+    "reject": IntentStatus.REJECTED,
+    "defer": IntentStatus.DEFERRED,
+    "schedule": IntentStatus.ACTION_SCHEDULED,
+    "reopen": IntentStatus.PENDING,
+}
+
+
+def get_hub(request: Request) -> MemoryHub:
+    hub: MemoryHub = request.app.state.hub
+    return hub
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+async def require_token(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    """Bearer auth, enforced whenever a token is configured (always when not on loopback)."""
+    expected = get_settings(request).token
+    if expected is None:
+        return
+    given = credentials.credentials if credentials is not None else ""
+    if not hmac.compare_digest(given.encode(), expected.encode()):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "missing or wrong bearer token",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+HubDep = Annotated[MemoryHub, Depends(get_hub)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+class Health(BaseModel):
+    status: str = "ok"
+    tenants: int
+    planner: str
+    embedder: str
+
+
+class TenantInfo(BaseModel):
+    tenant: str
+    nodes: int
+    edges: int
+    nodes_by_kind: dict[str, int]
+    events_folded: int
+    open_intents: int
+    clock: datetime | None
+
+
+class StatusChange(BaseModel):
+    status: IntentStatus | str = Field(
+        description="pending, action_scheduled, resolved, rejected, deferred "
+        "(or the verbs resolve, reject, defer, schedule, reopen)"
+    )
+    note: str = Field(default="", max_length=4096)
+
+
+class StatusChanged(BaseModel):
+    intent: Intent
+    messages: list[IntentMessage]
+
+
+def _not_found(exc: NotFoundError) -> HTTPException:
+    return HTTPException(status.HTTP_404_NOT_FOUND, str(exc))
+
+
+health_router = APIRouter(tags=["health"])
+router = APIRouter(tags=["memory"])
+
+
+@health_router.get("/health", response_model=Health)
+async def health(hub: HubDep) -> Health:
+    return Health(
+        tenants=len(hub.tenants()), planner=hub.planner_name, embedder=hub.engine.embedder.model_id
+    )
+
+
+@health_router.get("/llm")
+async def llm(hub: HubDep) -> dict[str, Any]:
+    """The LLM path: planner in use, endpoint, output mode, breaker, token usage per tenant."""
+    from topologies.llm.factory import llm_status
+
+    return llm_status(hub.engine.planner)
+
+
+@router.get("/tenants", response_model=list[TenantInfo])
+async def tenants(hub: HubDep) -> list[TenantInfo]:
+    found = []
+    for name in hub.tenants():
+        memory = hub.view(name)
+        found.append(
+            TenantInfo(
+                tenant=name,
+                nodes=memory.graph.count(),
+                edges=memory.graph.edge_count(),
+                nodes_by_kind={k.value: memory.graph.count(k) for k in NodeKind},
+                events_folded=sum(1 for s in memory.event_states.values() if s == "folded"),
+                open_intents=sum(
+                    1
+                    for n in memory.graph.nodes(NodeKind.INTENT)
+                    if n.status
+                    in (IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED, IntentStatus.DEFERRED)
+                ),
+                clock=views.stream_clock(memory),
+            )
+        )
+    return found
+
+
+@router.get("/tenants/{tenant}/graph")
+async def graph(
+    tenant: str,
+    hub: HubDep,
+    kind: NodeKind | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: Annotated[int, Query(ge=1, le=100_000)] = 10_000,
+) -> dict[str, Any]:
+    """A snapshot: nodes (by kind, by event/anchor time) and the edges among them."""
+    try:
+        memory = hub.view(tenant)
+    except NotFoundError as exc:
+        raise _not_found(exc) from exc
+    return views.snapshot(memory, hub.engine.config, kind, since, until, limit)
+
+
+@router.get("/tenants/{tenant}/nodes/{node_id}")
+async def node(tenant: str, node_id: str, hub: HubDep) -> dict[str, Any]:
+    """A node with its edges and neighbours; ids of merged nodes resolve to the survivor."""
+    try:
+        return views.neighbourhood(hub.view(tenant), node_id, hub.engine.config)
+    except NotFoundError as exc:
+        raise _not_found(exc) from exc
+
+
+@router.get("/tenants/{tenant}/intents", response_model=list[Intent])
+async def intents(tenant: str, hub: HubDep, status: IntentStatus | None = None) -> list[Intent]:
+    try:
+        return views.intents(hub.view(tenant), status)
+    except NotFoundError as exc:
+        raise _not_found(exc) from exc
+
+
+@router.post("/tenants/{tenant}/intents/{intent_id}/status", response_model=StatusChanged)
+async def change_intent_status(
+    tenant: str, intent_id: str, change: StatusChange, hub: HubDep
+) -> StatusChanged:
+    """resolve / reject / defer / schedule an intent; the change is emitted like the runner's."""
+    target = parse_status(change.status)
+    try:
+        messages = await hub.set_intent_status(tenant, intent_id, target, change.note)
+        memory = hub.view(tenant)
+        current = memory.graph.node(intent_id)
+    except NotFoundError as exc:
+        raise _not_found(exc) from exc
+    except InvalidTransitionError as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    from topologies.intents import intent_view
+
+    return StatusChanged(intent=intent_view(memory, current), messages=messages)
+
+
+def parse_status(value: IntentStatus | str) -> IntentStatus:
+    if isinstance(value, IntentStatus):
+        return value
+    if value in ACTIONS:
+        return ACTIONS[value]
+    try:
+        return IntentStatus(value)
+    except ValueError as exc:
+        known = ", ".join([*ACTIONS, *(s.value for s in IntentStatus)])
+        raise HTTPException(422, f"unknown status {value!r}; use one of {known}") from exc
+
+
+@router.get("/tenants/{tenant}/search")
+async def search(
+    tenant: str,
+    hub: HubDep,
+    q: Annotated[str, Query(min_length=1, max_length=2048)],
+    k: Annotated[int, Query(ge=1, le=200)] = 10,
+) -> dict[str, Any]:
+    """Basic search over node texts (dense kNN + substring); the full read path is elsewhere."""
+    try:
+        memory = hub.view(tenant)
+    except NotFoundError as exc:
+        raise _not_found(exc) from exc
+    return {"query": q, "hits": views.search(memory, hub.engine.embedder, q, k)}

@@ -1,0 +1,191 @@
+"""HTTP event ingest: ``POST /tenants/{tenant}/events`` with one RawEvent or a list of them.
+
+- Always authenticated: the bearer token FOLDMEM_API_TOKEN is required even on loopback;
+  with no token configured the endpoint answers 403 (it would let any local process write).
+- A missing ``tenant`` is taken from the path; a different one is rejected.
+- Each item is validated on its own: invalid items are reported with their field errors
+  (``code`` 422) and written to the dead-letter file; valid ones are folded through the hub
+  (``folded``, or ``duplicate`` when the id was folded before).
+- Response code: 200 when every item was accepted, 207 when some were rejected, 422 when
+  none was accepted; 413 for bodies over 8 MiB or more than 1000 events.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated, Any, Literal
+
+import orjson
+import structlog
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, status
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ValidationError
+
+from schemas.errors import FoldmemError
+from schemas.events import RawEvent
+from stream_app.api_core import get_hub, get_settings
+
+log = structlog.get_logger(__name__)
+
+MAX_BODY_BYTES = 8 * 1024 * 1024
+MAX_BATCH = 1000
+_bearer = HTTPBearer(auto_error=False)
+
+
+async def require_ingest_token(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    expected = get_settings(request).token
+    if expected is None:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            "event ingest over HTTP needs a bearer token: set FOLDMEM_API_TOKEN on the server "
+            "and send 'Authorization: Bearer <token>'",
+        )
+    given = credentials.credentials if credentials is not None else ""
+    if not hmac.compare_digest(given.encode(), expected.encode()):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "missing or wrong bearer token",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+class FieldError(BaseModel):
+    field: str
+    message: str
+
+
+class ItemResult(BaseModel):
+    index: int
+    id: str | None = None
+    status: Literal["folded", "duplicate", "rejected"]
+    code: int
+    errors: list[FieldError] = []
+
+
+class IngestResponse(BaseModel):
+    tenant: str
+    accepted: int
+    rejected: int
+    results: list[ItemResult]
+
+
+router = APIRouter(tags=["ingest"])
+
+_BODY_DOC: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "oneOf": [
+                        {"type": "object", "description": "one RawEvent"},
+                        {"type": "array", "items": {"type": "object"}, "maxItems": MAX_BATCH},
+                    ]
+                }
+            }
+        },
+    }
+}
+
+
+@router.post(
+    "/tenants/{tenant}/events",
+    response_model=IngestResponse,
+    openapi_extra=_BODY_DOC,
+    responses={207: {"model": IngestResponse}, 422: {"model": IngestResponse}},
+)
+async def ingest_events(tenant: str, request: Request) -> JSONResponse:
+    """Fold one RawEvent (a JSON object) or a batch (a JSON array) into the tenant's memory."""
+    hub = get_hub(request)
+    if not hasattr(hub, "fold"):
+        raise HTTPException(status.HTTP_501_NOT_IMPLEMENTED, "this deployment cannot fold here")
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        raise HTTPException(413, f"body larger than {MAX_BODY_BYTES} bytes: split the batch")
+    try:
+        payload = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise HTTPException(400, f"body is not JSON: {exc}") from exc
+    single = isinstance(payload, dict)
+    items = [payload] if single else payload
+    if not isinstance(items, list) or not items:
+        raise HTTPException(422, "send one RawEvent object or a non-empty array of them")
+    if len(items) > MAX_BATCH:
+        raise HTTPException(413, f"at most {MAX_BATCH} events per request")
+    from stream_app.runner import DeadLetter
+
+    deadletter = DeadLetter(get_settings(request).deadletter_path)
+    where = f"http:POST /tenants/{tenant}/events"
+    results: list[ItemResult] = []
+    for index, item in enumerate(items):
+        event, errors = _validate(tenant, item)
+        item_id = item.get("id") if isinstance(item, dict) else None
+        if event is None:
+            reason = "; ".join(f"{e.field}: {e.message}" for e in errors)
+            deadletter.write(where, f"item {index}", reason)
+            results.append(
+                ItemResult(
+                    index=index,
+                    id=item_id if isinstance(item_id, str) else None,
+                    status="rejected",
+                    code=422,
+                    errors=errors,
+                )
+            )
+            continue
+        try:
+            result = await hub.fold(event)
+        except FoldmemError as exc:
+            deadletter.write(where, f"item {index} (event {event.id})", str(exc), "fold_failed")
+            results.append(
+                ItemResult(
+                    index=index,
+                    id=event.id,
+                    status="rejected",
+                    code=422,
+                    errors=[FieldError(field="event", message=str(exc))],
+                )
+            )
+            continue
+        results.append(
+            ItemResult(
+                index=index,
+                id=event.id,
+                status="duplicate" if result.status == "duplicate" else "folded",
+                code=200,
+            )
+        )
+    rejected = sum(1 for r in results if r.status == "rejected")
+    accepted = len(results) - rejected
+    log.info("http_ingest", tenant=tenant, accepted=accepted, rejected=rejected)
+    code = 200 if rejected == 0 else (422 if accepted == 0 else 207)
+    response = IngestResponse(tenant=tenant, accepted=accepted, rejected=rejected, results=results)
+    return JSONResponse(response.model_dump(mode="json"), status_code=code)
+
+
+def _validate(tenant: str, item: Any) -> tuple[RawEvent | None, list[FieldError]]:
+    if not isinstance(item, dict):
+        return None, [FieldError(field="event", message="expected a JSON object")]
+    given = item.get("tenant")
+    if given is not None and given != tenant:
+        message = f"{given!r} differs from the tenant in the path ({tenant!r})"
+        return None, [FieldError(field="tenant", message=message)]
+    try:
+        return RawEvent.model_validate({**item, "tenant": tenant}), []
+    except ValidationError as exc:
+        return None, [
+            FieldError(
+                field=".".join(str(p) for p in err.get("loc", ())) or "event",
+                message=err.get("msg", "invalid"),
+            )
+            for err in exc.errors()
+        ]
+
+
+def register(app: FastAPI) -> None:
+    """Routes with their own auth (always a token), not the read API's optional one."""
+    app.include_router(router, dependencies=[Depends(require_ingest_token)])

@@ -1,0 +1,59 @@
+"""Read-path routes: POST /tenants/{tenant}/query and POST /tenants/{tenant}/recall.
+
+Query is a pure read (runs in the event loop between writers' awaits, like the core routes).
+Recall is a write: it takes the tenant's lock and persists the recall history it changed.
+Listed in ``stream_app.api.ROUTER_MODULES``; the bearer-token dependency is added there.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from schemas.query import QueryRequest, QueryResponse, RecallRequest, RecallResponse
+from stream_app.api_core import HubDep
+from stream_app.hub import MemoryHub
+from stream_app.store import StaleTenantError
+from topologies.read import Reader
+
+router = APIRouter(tags=["read"])
+_RETRIES = 3
+
+
+def reader_for(hub: MemoryHub) -> Reader:
+    """One Reader (lexical indexes, timelines) per hub, created on first use."""
+    return hub.reader
+
+
+def run_query(hub: MemoryHub, tenant: str, request: QueryRequest) -> QueryResponse:
+    return reader_for(hub).query(hub.view(tenant), request)
+
+
+async def run_recall(hub: MemoryHub, tenant: str, request: RecallRequest) -> RecallResponse:
+    """Cued recall under the tenant's lock; the recall history is persisted before returning."""
+    reader = reader_for(hub)
+    async with hub.lock(tenant):
+        for attempt in range(_RETRIES):
+            memory = hub.view(tenant)
+            response, changes = reader.recall(memory, request)
+            if changes.empty:
+                return response
+            try:
+                hub.persist(tenant, [changes])
+            except StaleTenantError:
+                if attempt == _RETRIES - 1:
+                    raise
+                continue
+            return response
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@router.post("/tenants/{tenant}/query", response_model=QueryResponse)
+async def query(tenant: str, body: QueryRequest, hub: HubDep, request: Request) -> QueryResponse:
+    """Hybrid retrieval + graph expansion; every hit cites the event ids behind it."""
+    return run_query(hub, tenant, body)
+
+
+@router.post("/tenants/{tenant}/recall", response_model=RecallResponse)
+async def recall(tenant: str, body: RecallRequest, hub: HubDep) -> RecallResponse:
+    """Cued recall (Hou et al.): memories with recall probability >= threshold (a write)."""
+    return await run_recall(hub, tenant, body)

@@ -1,0 +1,166 @@
+"""Connector commands: ``foldmem ingest`` (checkpointed import) and ``foldmem notify``.
+
+See docs/connectors.md for every source and what a user gets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stream_app.cli import DataDir, cli_errors, settings_for
+
+BrokersOpt = Annotated[
+    str | None,
+    typer.Option("--brokers", help="Kafka brokers, host:port,... (FOLDMEM_KAFKA_BROKERS)."),
+]
+
+
+class To(StrEnum):
+    embedded = "embedded"
+    kafka = "kafka"
+
+
+def ingest(
+    sources: Annotated[
+        list[str],
+        typer.Argument(
+            help="Files, folders or imaps://user@host/FOLDER urls (.ics, .eml, mbox, Maildir, "
+            "Slack export, WhatsApp .txt, chat JSONL, RawEvent JSONL)."
+        ),
+    ],
+    to: Annotated[To, typer.Option("--to", help="embedded (the data dir's store) or kafka.")] = (
+        To.embedded
+    ),
+    tenant: Annotated[
+        str | None, typer.Option("--tenant", help="Tenant of events that carry none.")
+    ] = None,
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="Source kind (default: detect from the file).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would be sent, send nothing.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="With --dry-run: print each RawEvent as JSON.")
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Stop after sending this many events.")
+    ] = None,
+    restart: Annotated[
+        bool, typer.Option("--restart", help="Forget these sources' checkpoint first.")
+    ] = False,
+    progress: Annotated[
+        bool | None, typer.Option("--progress/--no-progress", help="Progress bar (TTY default).")
+    ] = None,
+    data_dir: DataDir = None,
+    brokers: BrokersOpt = None,
+    topic: Annotated[
+        str | None, typer.Option("--topic", help="Kafka topic (default: the events topic).")
+    ] = None,
+) -> None:
+    """Import sources once, with a progress bar and a checkpoint (resume after Ctrl-C)."""
+    from stream_app.ingest import (
+        EmbeddedTarget,
+        Importer,
+        KafkaTarget,
+        Ledger,
+        Target,
+        delete_checkpoint,
+        parse_refs,
+    )
+    from stream_app.runner import DeadLetter
+
+    settings = settings_for(data_dir=data_dir, kafka_brokers=brokers, default_tenant=tenant)
+    refs = parse_refs(sources)
+    hub = None
+    target: Target | None = None
+    if to == To.kafka:
+        target = KafkaTarget(settings, topic)
+    elif not dry_run:
+        from stream_app.factory import build_hub
+
+        hub = build_hub(settings)
+        target = EmbeddedTarget(hub, DeadLetter(settings.deadletter_path))
+    name = target.name if target is not None else "embedded"
+    if restart and not dry_run:
+        delete_checkpoint(settings, name, refs)
+    ledger = Ledger(settings.ingest_db_path, readonly=dry_run)
+    importer = Importer(
+        settings,
+        target,
+        ledger,
+        target_name=name,
+        tenant=tenant,
+        kind=kind,
+        dry_run=dry_run,
+        as_json=as_json,
+        limit=limit,
+        progress=progress,
+        deadletter=DeadLetter(settings.deadletter_path),
+    )
+    try:
+        stats = asyncio.run(importer.run(refs))
+    finally:
+        ledger.close()
+        if hub is not None:
+            from stream_app.factory import close_outputs
+
+            close_outputs(hub)
+            hub.store.close()
+    where = "dry run" if dry_run else f"to {name}"
+    typer.echo(f"ingest {where}: {stats.line(dry_run)}", err=True)
+    if stats.bad and not dry_run:
+        typer.echo(f"bad items are listed in {settings.deadletter_path}", err=True)
+    if stats.interrupted:
+        typer.echo("stopped before the end: run the same command again to resume", err=True)
+
+
+def notify(
+    webhook: Annotated[
+        list[str] | None, typer.Option("--webhook", help="POST each intent here (repeatable).")
+    ] = None,
+    secret: Annotated[
+        str | None,
+        typer.Option("--secret", help="HMAC-SHA256 signing key (FOLDMEM_WEBHOOK_SECRET)."),
+    ] = None,
+    jsonl: Annotated[
+        Path | None, typer.Option("--jsonl", help="Append each intent to this JSONL file.")
+    ] = None,
+    stdout: Annotated[bool, typer.Option("--stdout", help="Print each intent.")] = False,
+    brokers: BrokersOpt = None,
+    topic: Annotated[
+        str | None, typer.Option("--topic", help="Intents topic (default from settings).")
+    ] = None,
+    idle_exit: Annotated[
+        float | None, typer.Option("--idle-exit", help="Exit after this many idle seconds.")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Consume the intents topic and deliver each intent once per webhook / file."""
+    from stream_app.notify import build_sinks, notify_from_kafka
+
+    settings = settings_for(data_dir=data_dir, kafka_brokers=brokers)
+    sinks = build_sinks(settings, webhook or [], secret, jsonl, stdout)
+
+    async def main() -> str:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        stats = await notify_from_kafka(
+            settings, sinks, topic=topic, idle_exit=idle_exit, stop=stop
+        )
+        return stats.line()
+
+    typer.echo(f"notify: {asyncio.run(main())}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ingest")(cli_errors(ingest))
+    app.command("notify")(cli_errors(notify))

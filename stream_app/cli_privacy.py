@@ -1,0 +1,193 @@
+"""`foldmem forget-event`, `forget-tenant`, `export`, `layers`, `audit`, `consolidate` (issue 7).
+
+Listed in ``stream_app.cli.COMMAND_MODULES``. Writes go through the same hub operations as the
+API (:mod:`stream_app.privacy_hub`): under the tenant's lock, persisted to the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+import typer
+
+DataDir = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Data directory (default ./.foldmem or FOLDMEM_DATA_DIR)."),
+]
+Tenant = Annotated[str, typer.Option("--tenant", help="The tenant.")]
+Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+Actor = Annotated[str | None, typer.Option("--actor", help="Who asks (audit log); default $USER.")]
+
+
+def _hub(data_dir: Path | None) -> Any:
+    from stream_app.cli import settings_for
+    from stream_app.factory import build_hub
+
+    return build_hub(settings_for(data_dir=data_dir))
+
+
+def _echo(data: Any) -> None:
+    typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
+
+
+def _actor(actor: str | None) -> str:
+    if actor:
+        return actor
+    try:
+        return f"cli:{getpass.getuser()}"
+    except Exception:  # no user name in some containers
+        return "cli"
+
+
+def forget_event_command(
+    event_id: Annotated[str, typer.Argument(help="The RawEvent id to delete.")],
+    tenant: Tenant,
+    actor: Actor = None,
+    data_dir: DataDir = None,
+    as_json: Json = False,
+) -> None:
+    """Hard-delete an event and what was grounded only in it; a re-sent copy is refused."""
+    from stream_app.privacy_hub import forget_event
+
+    hub = _hub(data_dir)
+    try:
+        report = asyncio.run(forget_event(hub, tenant, event_id, _actor(actor)))
+    finally:
+        hub.store.close()
+    if as_json:
+        _echo(report.summary())
+        return
+    counts = ", ".join(f"{k}: {len(v)}" for k, v in sorted(report.deleted.items())) or "nothing"
+    state = "deleted" if report.found else "not found (tombstoned anyway)"
+    typer.echo(f"event {state}; removed {counts}; chains relinked: {report.relinked}")
+
+
+def forget_tenant_command(
+    tenant: Tenant,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    actor: Actor = None,
+    data_dir: DataDir = None,
+    as_json: Json = False,
+) -> None:
+    """Delete everything held about a tenant (only hashed tombstones and the audit stay)."""
+    from stream_app.privacy_hub import forget_whole_tenant
+
+    if not yes and not typer.confirm(f"Forget everything about tenant {tenant!r}?"):
+        raise typer.Exit(1)
+    hub = _hub(data_dir)
+    try:
+        report = asyncio.run(forget_whole_tenant(hub, tenant, _actor(actor)))
+    finally:
+        hub.store.close()
+    summary = report.summary()
+    summary.pop("deleted_ids", None)
+    if as_json:
+        _echo(summary)
+        return
+    typer.echo(f"tenant {tenant!r} forgotten: {sum(summary['deleted'].values())} nodes removed")
+
+
+def export_command(
+    tenant: Tenant,
+    out: Annotated[Path | None, typer.Option("--out", help="Write to this file.")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Export everything held about a tenant as JSON (inferred layers marked inferred)."""
+    from stream_app.privacy_hub import export
+
+    hub = _hub(data_dir)
+    try:
+        data = export(hub, tenant)
+    finally:
+        hub.store.close()
+    blob = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    if out is None:
+        typer.echo(blob.decode())
+    else:
+        out.write_bytes(blob)
+        typer.echo(f"wrote {out} ({len(data['nodes'])} nodes)")
+
+
+def layers_command(
+    tenant: Tenant,
+    enable: Annotated[list[str] | None, typer.Option("--enable", help="Layer to opt in.")] = None,
+    disable: Annotated[
+        list[str] | None, typer.Option("--disable", help="Layer to opt out.")
+    ] = None,
+    purge: Annotated[
+        bool, typer.Option("--purge", help="Delete what disabled layers hold.")
+    ] = False,
+    actor: Actor = None,
+    data_dir: DataDir = None,
+    as_json: Json = False,
+) -> None:
+    """Show or change the tenant's layer opt-ins (facts, concepts, intents, core_schemas)."""
+    from stream_app.privacy_hub import change_layers
+    from topologies.privacy import layers
+
+    hub = _hub(data_dir)
+    try:
+        changes = {**{n: True for n in enable or []}, **{n: False for n in disable or []}}
+        if changes or purge:
+            state = asyncio.run(change_layers(hub, tenant, changes, purge, _actor(actor)))
+        else:
+            state = layers(hub.view(tenant))
+    finally:
+        hub.store.close()
+    if as_json:
+        _echo(state)
+        return
+    for name, on in state.items():
+        typer.echo(f"{name:<13} {'on' if on else 'off'}")
+
+
+def audit_command(tenant: Tenant, data_dir: DataDir = None) -> None:
+    """The tenant's deletion audit log (who, when, which ids; never content)."""
+    from topologies.privacy import audit_log
+
+    hub = _hub(data_dir)
+    try:
+        _echo(audit_log(hub.view(tenant)))
+    finally:
+        hub.store.close()
+
+
+def consolidate_command(
+    tenant: Tenant,
+    budget: Annotated[float, typer.Option("--budget", help="Seconds of work at most.")] = 60.0,
+    data_dir: DataDir = None,
+    as_json: Json = False,
+) -> None:
+    """Run the nightly engine (cluster facts, induce schemas/intents, sweep) for a tenant now."""
+    from stream_app.privacy_hub import consolidate
+
+    hub = _hub(data_dir)
+    try:
+        report = asyncio.run(consolidate(hub, tenant, budget))
+    finally:
+        hub.store.close()
+    summary = report.summary()
+    if as_json:
+        _echo(summary)
+        return
+    typer.echo(
+        f"{tenant}: {summary['fresh_facts']} fresh facts, {summary['clusters']} clusters, "
+        f"{summary['schemas_created']} schemas, {summary['intents_created']} intents, "
+        f"{summary['core_created']} core schemas ({summary['seconds']} s"
+        f"{', truncated' if summary['truncated'] else ''})"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    from stream_app.cli import cli_errors
+
+    app.command("forget-event")(cli_errors(forget_event_command))
+    app.command("forget-tenant")(cli_errors(forget_tenant_command))
+    app.command("export")(cli_errors(export_command))
+    app.command("layers")(cli_errors(layers_command))
+    app.command("audit")(cli_errors(audit_command))
+    app.command("consolidate")(cli_errors(consolidate_command))

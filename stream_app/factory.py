@@ -1,0 +1,124 @@
+"""Build the engine's collaborators (embedder, planner, engine) from Settings.
+
+Planners are registered by name in :data:`PLANNERS` ("module:function"); the function gets
+``(settings, embedder, config)`` and returns ``(planner, fallback or None)``. Another module
+adds its planner by adding a line here (for example the LLM planner).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from schemas.errors import ConfigError
+from stream_app.hub import MemoryHub
+from stream_app.outputs import ConsoleOutput, IntentOutput, JsonlFileOutput
+from stream_app.settings import Settings
+from stream_app.store import Store
+from topologies.config import EngineConfig
+from topologies.embedding import Embedder, HashingEmbedder, MiniLmOnnxEmbedder, OpenAIEmbedder
+from topologies.engine import FoldEngine
+from topologies.planner import Planner
+
+PlannerFactory = Callable[[Settings, Embedder, EngineConfig], tuple[Planner, Planner | None]]
+
+PLANNERS: dict[str, str] = {
+    "auto": "stream_app.llm_factory:build_llm_planner",
+    "heuristic": "stream_app.factory:heuristic_planner",
+    "llm": "stream_app.llm_factory:build_llm_planner",
+}
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedder == "hashing":
+        return HashingEmbedder(dim=settings.hashing_dim)
+    if settings.embedder == "openai":
+        import openai
+
+        key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
+        client = openai.OpenAI(base_url=settings.embedding_base_url, api_key=key or "unused")
+        return OpenAIEmbedder(client, settings.embedding_model, settings.embedding_dim)
+    embedder = MiniLmOnnxEmbedder(threads=settings.minilm_threads)
+    MiniLmOnnxEmbedder.default_paths()  # fail early and clearly if the packages are missing
+    return embedder
+
+
+def heuristic_planner(
+    settings: Settings, embedder: Embedder, config: EngineConfig
+) -> tuple[Planner, Planner | None]:
+    from topologies.heuristic_planner import HeuristicPlanner
+
+    return HeuristicPlanner(embedder, config), None
+
+
+def _resolve(spec: str) -> Any:
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"planner module {module_name!r} is not available: {exc}") from exc
+    return getattr(module, attr)
+
+
+def build_planner(
+    settings: Settings, embedder: Embedder, config: EngineConfig
+) -> tuple[Planner, Planner | None]:
+    spec = PLANNERS.get(settings.planner)
+    if spec is None:
+        raise ConfigError(
+            f"unknown planner {settings.planner!r}; known: {', '.join(sorted(PLANNERS))}"
+        )
+    factory: PlannerFactory = _resolve(spec)
+    return factory(settings, embedder, config)
+
+
+def build_engine(settings: Settings, embedder: Embedder | None = None) -> FoldEngine:
+    config = settings.engine_config()
+    embedder = embedder or build_embedder(settings)
+    planner, fallback = build_planner(settings, embedder, config)
+    engine = FoldEngine(embedder, planner, config, fallback=fallback)
+    from topologies.facts.llm_extract import attach_llm_steps
+
+    attach_llm_steps(engine)  # issue 7: LLM fact extraction when the LLM planner is on
+    return engine
+
+
+def default_outputs(settings: Settings, stream: TextIO | None = None) -> list[IntentOutput]:
+    """Print each intent message and append it to DATA_DIR/intents.jsonl (and POST it to
+    FOLDMEM_WEBHOOK_URL when set, see stream_app.notify)."""
+    outputs: list[IntentOutput] = [ConsoleOutput(stream), JsonlFileOutput(settings.intents_path)]
+    if settings.webhook_url:
+        from stream_app.notify import webhook_output
+
+        outputs.append(webhook_output(settings))
+    return outputs
+
+
+def close_outputs(hub: MemoryHub) -> None:
+    """Let outputs with background delivery (the webhook) finish, then release them."""
+    for output in hub.outputs:
+        close = getattr(output, "close", None)
+        if callable(close):
+            close()
+
+
+def build_hub(
+    settings: Settings,
+    *,
+    outputs: Sequence[IntentOutput] | None = None,
+    embedder: Embedder | None = None,
+) -> MemoryHub:
+    """Store + engine + outputs: everything a runner, the API or a CLI write command needs."""
+    engine = build_engine(settings, embedder)
+    store = Store(settings.db_path, synchronous=settings.store_synchronous)
+    try:
+        return MemoryHub(
+            store,
+            engine,
+            default_outputs(settings) if outputs is None else outputs,
+            planner_name=settings.planner,
+        )
+    except BaseException:
+        store.close()
+        raise

@@ -1,0 +1,272 @@
+"""MemoryHub: the tenants' in-memory memories shared by the runner, the API and the CLI.
+
+- Writers (fold, intent status, sweep) hold the tenant's ``asyncio.Lock``; a fold persists
+  its ingest ChangeSet before planning and its fold ChangeSet (event state "folded", intent
+  messages, source offsets) in one store transaction.
+- Readers run synchronously inside the event loop (``async def`` endpoints), between the
+  writers' awaits, so they see committed state without taking the lock.
+- Another process writing the same store (``foldmem intent resolve`` next to ``foldmem run``,
+  or ``foldmem serve`` next to a runner) is detected by the store's data version: changed
+  tenants are reloaded, and a write based on a stale memory is refused by the store
+  (StaleTenantError) and redone on the reloaded memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+import structlog
+
+from schemas.errors import NotFoundError
+from schemas.events import RawEvent
+from schemas.graph import NodeKind
+from schemas.intents import IntentMessage, IntentStatus
+from stream_app.outputs import IntentOutput
+from stream_app.store import Checkpoint, StaleTenantError, Store
+from topologies.engine import FoldEngine, FoldResult, node_to_event
+from topologies.memory import ChangeSet, TenantMemory, event_node_id
+from topologies.read import Reader
+
+log = structlog.get_logger(__name__)
+
+CheckpointFn = Callable[[], Sequence[Checkpoint]]
+_RETRIES = 3
+
+
+class MemoryHub:
+    def __init__(
+        self,
+        store: Store,
+        engine: FoldEngine,
+        outputs: Sequence[IntentOutput] = (),
+        planner_name: str = "",
+    ) -> None:
+        self.store = store
+        self.engine = engine
+        self.outputs = list(outputs)
+        self.planner_name = planner_name or engine.planner.name
+        self._memories: dict[str, TenantMemory] = {}
+        self._versions: dict[str, int] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._reader: Reader | None = None
+        self._data_version = store.data_version()
+        store.bind_embedder(engine.embedder.model_id, engine.embedder.dim)
+        self._persist_llm_usage()
+
+    def _persist_llm_usage(self) -> None:
+        """The LLM planner's token ledger survives restarts: rows restored, then upserted."""
+        ledger = getattr(self.engine.planner, "ledger", None)
+        if ledger is None or self.store.readonly:
+            return
+        for tenant, day, counters in self.store.usage_rows():
+            ledger.restore_row(tenant, day, counters)
+        ledger.listener = self.store.save_usage
+
+    # ------------------------------------------------------------------ access
+    def lock(self, tenant: str) -> asyncio.Lock:
+        lock = self._locks.get(tenant)
+        if lock is None:
+            lock = self._locks[tenant] = asyncio.Lock()
+        return lock
+
+    def tenants(self) -> list[str]:
+        self.refresh()
+        return sorted(set(self.store.tenants()) | set(self._memories))
+
+    def refresh(self) -> None:
+        """Reload tenants another process changed since we last looked."""
+        current = self.store.data_version()
+        if current == self._data_version:
+            return
+        self._data_version = current
+        stored = self.store.versions()
+        for tenant in list(self._memories):
+            if stored.get(tenant, 0) != self._versions.get(tenant, 0):
+                log.info("tenant_reloaded", tenant=tenant, version=stored.get(tenant, 0))
+                self._load(tenant)
+
+    def view(self, tenant: str) -> TenantMemory:
+        """The tenant's current memory, for reading. NotFoundError if it has none."""
+        self.refresh()
+        return self._memory(tenant, create=False)
+
+    def _memory(self, tenant: str, *, create: bool) -> TenantMemory:
+        memory = self._memories.get(tenant)
+        if memory is not None:
+            return memory
+        if tenant in self.store.tenants():
+            return self._load(tenant)
+        if not create:
+            raise NotFoundError(f"tenant {tenant!r} not found")
+        memory = self.engine.new_memory(tenant)
+        self._memories[tenant] = memory
+        self._versions[tenant] = 0
+        return memory
+
+    def _load(self, tenant: str) -> TenantMemory:
+        memory, version = self.store.load_tenant(tenant, self.engine.embedder.dim)
+        self._memories[tenant] = memory
+        self._versions[tenant] = version
+        return memory
+
+    def _forget(self, tenant: str) -> None:
+        self._memories.pop(tenant, None)
+        self._versions.pop(tenant, None)
+
+    def persist(
+        self,
+        tenant: str,
+        changes: Sequence[ChangeSet],
+        messages: Sequence[IntentMessage] = (),
+        checkpoints: Sequence[Checkpoint] = (),
+    ) -> None:
+        try:
+            versions = self.store.apply(
+                [c for c in changes if not c.empty],
+                messages=messages,
+                checkpoints=checkpoints,
+                expected_versions={tenant: self._versions.get(tenant, 0)},
+            )
+        except BaseException:
+            self._forget(tenant)  # memory is ahead of the store: reload it next time
+            raise
+        self._versions[tenant] = versions.get(tenant, self._versions.get(tenant, 0))
+        if self._reader is not None:
+            for change in changes:
+                self._reader.apply(change)  # the read path's lexical index follows each commit
+
+    @property
+    def reader(self) -> Reader:
+        """The read path (lexical indexes, timelines), built on first use, kept in step."""
+        if self._reader is None:
+            self._reader = Reader(self.engine.embedder)
+        return self._reader
+
+    def memory(self, tenant: str, *, create: bool = False) -> TenantMemory:
+        """The live TenantMemory for writers holding the tenant's lock (see :meth:`lock`)."""
+        return self._memory(tenant, create=create)
+
+    # ------------------------------------------------------------------ writes
+    async def fold(self, event: RawEvent, checkpoints: CheckpointFn | None = None) -> FoldResult:
+        """Ingest (persisted before planning) then fold one event, durably."""
+        async with self.lock(event.tenant):
+            for attempt in range(_RETRIES):
+                self.refresh()
+                memory = self._memory(event.tenant, create=True)
+                try:
+                    result = await self._fold_locked(memory, event, checkpoints)
+                except StaleTenantError:
+                    if attempt == _RETRIES - 1:
+                        raise
+                    log.info("fold_retry_stale", tenant=event.tenant, event_id=event.id)
+                    continue
+                break
+        self.publish_pending()
+        return result
+
+    async def _fold_locked(
+        self, memory: TenantMemory, event: RawEvent, checkpoints: CheckpointFn | None
+    ) -> FoldResult:
+        ingested = self.engine.ingest(memory, event)
+        event = ingested.event or event  # a revision of a known id is stored under its own id
+        if ingested.changes is not None:
+            self.persist(memory.tenant, [ingested.changes])
+        if memory.event_state(event.id) == "folded":
+            return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
+        result = await self.engine.fold_stored(memory, event)
+        self.persist(
+            memory.tenant,
+            result.changes,
+            messages=result.messages,
+            checkpoints=checkpoints() if checkpoints else (),
+        )
+        if ingested.changes is not None:
+            result.changes.insert(0, ingested.changes)
+        return result
+
+    async def recover(self) -> int:
+        """Fold every event that was stored but not folded (a crash between the two commits)."""
+        count = 0
+        for tenant in self.store.tenants():
+            async with self.lock(tenant):
+                memory = self._memory(tenant, create=False)
+                pending = []
+                for event_id in memory.pending_events():
+                    node = memory.graph.get(event_node_id(tenant, event_id))
+                    if node is not None:
+                        pending.append(node_to_event(node))
+            for event in sorted(pending, key=lambda e: e.ts):
+                log.info("refold_stored_event", tenant=tenant, event_id=event.id)
+                await self.fold(event)
+                count += 1
+        return count
+
+    async def set_intent_status(
+        self, tenant: str, intent_id: str, status: IntentStatus, note: str = ""
+    ) -> list[IntentMessage]:
+        async with self.lock(tenant):
+            for attempt in range(_RETRIES):
+                self.refresh()
+                memory = self._memory(tenant, create=False)
+                node = memory.graph.get(intent_id)
+                if node is None or node.kind != NodeKind.INTENT:
+                    raise NotFoundError(f"intent {intent_id!r} not found for tenant {tenant!r}")
+                now = self.engine.stream_now(memory)
+                changes, messages = self.engine.set_intent_status(
+                    memory, node.id, status, now, note
+                )
+                if changes.empty and not messages:
+                    return []
+                try:
+                    self.persist(tenant, [changes], messages=messages)
+                except StaleTenantError:
+                    if attempt == _RETRIES - 1:
+                        raise
+                    continue
+                break
+        self.publish_pending()
+        return messages
+
+    async def sweep(self, tenant: str | None = None) -> dict[str, int]:
+        """The decay sweep for one or every tenant; returns pruned/changed items per tenant."""
+        done: dict[str, int] = {}
+        for name in [tenant] if tenant else self.tenants():
+            async with self.lock(name):
+                for attempt in range(_RETRIES):
+                    self.refresh()
+                    memory = self._memory(name, create=False)
+                    if memory.meta.get("clock") is None:
+                        break
+                    changes = self.engine.sweep(memory, self.engine.stream_now(memory))
+                    if changes.empty:
+                        done[name] = 0
+                        break
+                    try:
+                        self.persist(name, [changes])
+                    except StaleTenantError:
+                        if attempt == _RETRIES - 1:
+                            raise
+                        continue
+                    done[name] = len(changes.edges) + len(changes.nodes)
+                    break
+        return done
+
+    # ----------------------------------------------------------------- outbox
+    def publish_pending(self) -> int:
+        """Send unpublished intent messages to every output, then mark them published."""
+        if self.store.readonly:
+            return 0
+        rows = self.store.unpublished()
+        for row in rows:
+            for output in self.outputs:
+                try:
+                    output.emit(row.message)
+                except Exception as exc:  # one broken output must not stop the others
+                    log.error("intent_output_failed", output=type(output).__name__, error=str(exc))
+        self.store.mark_published([row.seq for row in rows])
+        return len(rows)
+
+    def now(self, tenant: str) -> datetime:
+        return self.engine.stream_now(self.view(tenant))

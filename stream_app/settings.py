@@ -1,0 +1,210 @@
+"""Settings of the foldmem service: environment variables with the prefix ``FOLDMEM_``.
+
+Nothing is read at import time: call :func:`load_settings` (or ``Settings()``) where needed.
+Engine parameters map onto :class:`topologies.config.EngineConfig` via :meth:`engine_config`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from schemas.errors import ConfigError
+from topologies.config import EngineConfig
+
+EmbedderName = Literal["minilm", "hashing", "openai"]
+LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and localhost; everything else counts as exposed."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class Settings(BaseSettings):
+    """Runtime configuration. Each field is also the env var FOLDMEM_<FIELD NAME>."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="FOLDMEM_", extra="ignore", validate_default=True, env_ignore_empty=True
+    )
+
+    # --- storage and tenants
+    data_dir: Path = Path(".foldmem")
+    default_tenant: str = Field(default="default", min_length=1, max_length=128)
+    store_synchronous: Literal["FULL", "NORMAL"] = "FULL"
+
+    # --- read API
+    api_host: str = "127.0.0.1"
+    api_port: int = Field(default=8765, ge=0, le=65535)
+    api_token: SecretStr | None = None
+
+    # --- embeddings
+    embedder: EmbedderName = "minilm"
+    hashing_dim: int = Field(default=256, ge=16, le=8192)
+    minilm_threads: int = Field(default=2, ge=1, le=64)
+    embedding_base_url: str | None = (
+        None  # OpenAI-compatible endpoint, e.g. http://localhost:11434/v1
+    )
+    embedding_api_key: SecretStr | None = None
+    embedding_model: str = "text-embedding-3-small"
+    embedding_dim: int = Field(default=1536, ge=1, le=16384)
+
+    # --- planner ("heuristic" needs nothing; other names are registered in stream_app.factory)
+    planner: str = "auto"  # auto: the LLM planner when FOLDMEM_LLM_BASE_URL or _API_KEY is set
+
+    # --- LLM planner (FOLDMEM_PLANNER=llm; docs/llm.md). No base URL and no key: heuristic.
+    llm_base_url: str | None = None  # e.g. http://localhost:11434/v1 (Ollama)
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: SecretStr | None = None
+    llm_structured_output: Literal["auto", "json_schema", "json_object", "text"] = "auto"
+    llm_timeout_s: float = Field(default=30.0, gt=0)
+    llm_max_retries: int = Field(default=3, ge=0)
+    llm_breaker_failures: int = Field(default=5, ge=1)
+    llm_breaker_reset_s: float = Field(default=30.0, gt=0)
+    llm_daily_token_budget: int = Field(default=0, ge=0)  # per tenant per UTC day, 0 = no cap
+    llm_concurrency: int = Field(default=8, ge=1, le=256)  # model requests in flight
+    llm_near_duplicate: float = Field(default=0.97, gt=0, le=1)
+
+    # --- logging
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["console", "json"] = "console"
+
+    # --- runner
+    poll_interval: float = Field(default=0.5, gt=0, le=60)  # tail -f poll (seconds)
+    sweep_interval: float = Field(default=300.0, ge=0)  # decay sweep period (seconds, 0 = off)
+    max_concurrent_tenants: int = Field(default=4, ge=1, le=256)
+    tenant_queue_size: int = Field(default=256, ge=1)
+
+    # --- Kafka deployment (stream_app.faust_app); comma-separated host:port list
+    kafka_brokers: str = "localhost:9092"
+    kafka_app_id: str = Field(default="foldmem", min_length=1)  # consumer group + table prefix
+    kafka_events_topic: str = "foldmem.events"
+    kafka_intents_topic: str = "foldmem.intents"
+    kafka_deadletter_topic: str = "foldmem.deadletter"
+    kafka_partitions: int = Field(default=8, ge=1, le=1024)  # events topic = state changelog
+    kafka_replication: int = Field(default=1, ge=1, le=16)
+    kafka_concurrency: int = Field(default=8, ge=1, le=256)  # tenants folded concurrently
+    kafka_session_timeout: float = Field(default=10.0, gt=0)  # dead worker -> partitions move
+    kafka_standby_replicas: int = Field(default=0, ge=0, le=8)  # Faust standby table replicas
+    kafka_advertised_host: str | None = None  # host other workers forward API requests to
+
+    # --- connectors (issue 5; docs/connectors.md)
+    webhook_url: str | None = None  # embedded mode: also POST every intent message here
+    webhook_secret: SecretStr | None = None  # HMAC-SHA256 key of the X-Foldmem-Signature header
+    webhook_max_attempts: int = Field(default=5, ge=1, le=50)
+    imap_password: SecretStr | None = None  # for imap[s]://user@host/FOLDER sources
+    imap_poll_interval: float = Field(default=60.0, gt=0)  # seconds between IMAP polls
+
+    # --- engine parameters (None = EngineConfig's default)
+    context_knn: int | None = Field(default=None, ge=1)
+    merge_similarity: float | None = Field(default=None, gt=0, le=1)
+    decay_per_day: float | None = Field(default=None, ge=0)
+    prune_floor: float | None = Field(default=None, ge=0)
+    intent_threshold: float | None = Field(default=None, gt=0)
+    assign_similarity: float | None = Field(default=None, gt=0, le=1)
+    pair_similarity: float | None = Field(default=None, gt=0, le=1)
+    pool_size: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        if not is_loopback(self.api_host) and self.api_token is None:
+            raise ValueError(
+                f"FOLDMEM_API_TOKEN is required when the API binds to {self.api_host!r} "
+                "(a non-loopback address)"
+            )
+        if self.embedder == "openai" and not self.embedding_base_url and not self.embedding_api_key:
+            raise ValueError(
+                "FOLDMEM_EMBEDDER=openai needs FOLDMEM_EMBEDDING_BASE_URL or "
+                "FOLDMEM_EMBEDDING_API_KEY"
+            )
+        return self
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def kafka_broker_list(self) -> list[str]:
+        return [b.strip() for b in self.kafka_brokers.split(",") if b.strip()]
+
+    @property
+    def token(self) -> str | None:
+        return None if self.api_token is None else self.api_token.get_secret_value()
+
+    def engine_config(self) -> EngineConfig:
+        """The EngineConfig with every FOLDMEM_ override applied."""
+        top: dict[str, Any] = {}
+        context: dict[str, Any] = {}
+        consolidation: dict[str, Any] = {}
+        intents: dict[str, Any] = {}
+        _put(context, "knn", self.context_knn)
+        _put(consolidation, "merge_similarity", self.merge_similarity)
+        _put(consolidation, "decay_per_day", self.decay_per_day)
+        _put(consolidation, "prune_floor", self.prune_floor)
+        _put(intents, "initial_threshold", self.intent_threshold)
+        _put(top, "assign_similarity", self.assign_similarity)
+        _put(top, "pair_similarity", self.pair_similarity)
+        _put(top, "pool_size", self.pool_size)
+        base = EngineConfig()
+        return base.model_copy(
+            update={
+                **top,
+                "context": base.context.model_copy(update=context),
+                "consolidation": base.consolidation.model_copy(update=consolidation),
+                "intents": base.intents.model_copy(update=intents),
+            }
+        )
+
+    def llm_config(self) -> Any:
+        """The topologies.llm LLMConfig built from the ``llm_*`` fields."""
+        from topologies.llm.config import LLMConfig
+
+        return LLMConfig.from_settings(self)
+
+    # ---------------------------------------------------------------- file paths
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "foldmem.db"
+
+    @property
+    def intents_path(self) -> Path:
+        return self.data_dir / "intents.jsonl"
+
+    @property
+    def deadletter_path(self) -> Path:
+        return self.data_dir / "deadletter.jsonl"
+
+    @property
+    def ingest_db_path(self) -> Path:
+        return self.data_dir / "ingest.db"
+
+    @property
+    def run_lock_path(self) -> Path:
+        return self.data_dir / "run.lock"
+
+
+def _put(target: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        target[key] = value
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment plus explicit overrides (None values are ignored).
+
+    Raises ConfigError (a FoldmemError) with every problem named, instead of a traceback.
+    """
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**given)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigError(f"invalid configuration: {problems}") from exc

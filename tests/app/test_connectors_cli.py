@@ -1,0 +1,220 @@
+"""`foldmem run` over every source kind, `foldmem ingest` (dry run, checkpoint, resume) and
+the embedded webhook output against a real loopback HTTP server that fails at first."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import shutil
+import threading
+import zipfile
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from connectors.base import BadItem
+from connectors.detect import open_source
+from connectors.sinks import verify_signature
+from connectors.sinks.webhook import MESSAGE_ID_HEADER, SIGNATURE_HEADER
+from stream_app.cli import build_app
+from stream_app.factory import build_hub, close_outputs, default_outputs
+from stream_app.runner import Runner, RunOptions
+from stream_app.store import Store
+from tests.app.conftest import SAMPLE, app_settings
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "connectors"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(build_app(), list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def mixed(tmp_path: Path) -> list[Path]:
+    """A Google and a truncated calendar, a Gmail and a malformed mbox, a zipped Slack export."""
+    slack = tmp_path / "slack-export.zip"
+    with zipfile.ZipFile(slack, "w") as archive:
+        for path in sorted((FIX / "chat" / "slack-export").rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(FIX / "chat" / "slack-export"))
+    return [
+        FIX / "calendar" / "google.ics",
+        FIX / "calendar" / "truncated.ics",
+        FIX / "email" / "gmail.mbox",
+        FIX / "email" / "malformed.mbox",
+        slack,
+    ]
+
+
+def expected(paths: list[Path], tenant: str) -> tuple[set[str], list[str]]:
+    good: set[str] = set()
+    bad: list[str] = []
+    for path in paths:
+        for item in open_source(path, tenant).read():
+            if isinstance(item, BadItem):
+                bad.append(item.location)
+            else:
+                good.add(item.id)
+    return good, bad
+
+
+def folded_ids(data_dir: Path, tenant: str) -> list[str]:
+    with Store(data_dir / "foldmem.db", readonly=True) as store:
+        memory, _ = store.load_tenant(tenant, 256, vectors=False)
+    return [e for e, s in memory.event_states.items() if s == "folded"]
+
+
+def dead_letters(data_dir: Path) -> list[dict[str, str]]:
+    path = data_dir / "deadletter.jsonl"
+    return [orjson.loads(x) for x in path.read_bytes().splitlines()] if path.exists() else []
+
+
+def test_run_once_folds_every_kind_once(data_dir: Path, mixed: list[Path]) -> None:
+    good, bad = expected(mixed, "alice")
+    assert len(good) > 10 and len(bad) >= 3
+    code, _, err = invoke("run", "--once", "--no-api", "--tenant", "alice", *map(str, mixed))
+    assert code == 0, err
+    assert sorted(folded_ids(data_dir, "alice")) == sorted(good)
+    dead = dead_letters(data_dir)
+    assert sorted(d["location"] for d in dead) == sorted(bad)
+    assert all(d["reason"] for d in dead)
+    assert any(d["location"].startswith("truncated.ics:line") for d in dead)
+    assert any(d["location"].startswith("slack-export.zip:") for d in dead)
+    assert f"folded {len(good)}," in err
+
+    code, _, err = invoke("run", "--once", "--no-api", "--tenant", "alice", *map(str, mixed))
+    assert code == 0
+    assert "folded 0," in err and f"duplicates {len(good)}" in err
+    assert sorted(folded_ids(data_dir, "alice")) == sorted(good)
+    assert len(dead_letters(data_dir)) == len(bad)  # not reported twice
+
+
+def test_run_reads_chat_jsonl_and_folders(data_dir: Path) -> None:
+    sources = [FIX / "chat" / "chat.jsonl", FIX / "chat" / "slack-export", FIX / "email" / "apple"]
+    good, _ = expected(sources, "carol")
+    code, _, err = invoke("run", "--once", "--no-api", "--tenant", "carol", *map(str, sources))
+    assert code == 0, err
+    assert sorted(folded_ids(data_dir, "carol")) == sorted(good)
+
+
+def test_unknown_source_is_one_line_error(data_dir: Path, tmp_path: Path) -> None:
+    odd = tmp_path / "notes.bin"
+    odd.write_bytes(b"\x00\x01binary")
+    code, _, err = invoke("run", "--once", "--no-api", str(odd))
+    assert code == 2 and "cannot tell the source type" in err and "Traceback" not in err
+
+
+def test_ingest_dry_run_sends_nothing(data_dir: Path, mixed: list[Path]) -> None:
+    good, bad = expected(mixed, "alice")
+    code, out, err = invoke("ingest", "--dry-run", "--tenant", "alice", *map(str, mixed))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == len(good)
+    assert {line.split("\t")[3] for line in lines} == good
+    assert all(line.startswith("alice\t") for line in lines)
+    assert err.count("bad ") >= len(bad)
+    assert not data_dir.exists()  # nothing written, not even a checkpoint
+    code, out, _ = invoke("ingest", "--dry-run", "--json", str(FIX / "calendar" / "apple.ics"))
+    assert all(orjson.loads(line)["source"] == "calendar" for line in out.splitlines())
+
+
+def test_interrupted_ingest_resumes_without_resending(data_dir: Path, mixed: list[Path]) -> None:
+    good, bad = expected(mixed, "dave")
+    args = ["ingest", "--to", "embedded", "--tenant", "dave", *map(str, mixed)]
+    code, _, err = invoke(*args, "--limit", "7")  # stops inside gmail.mbox
+    assert code == 0, err
+    assert "sent 7," in err and "run the same command again to resume" in err
+    assert len(folded_ids(data_dir, "dave")) == 7
+
+    code, _, err = invoke(*args)
+    assert code == 0, err
+    assert f"sent {len(good) - 7}," in err and "duplicates 0" in err
+    assert "already sent 2" in err, err
+    assert sorted(folded_ids(data_dir, "dave")) == sorted(good)
+    assert sorted(d["location"] for d in dead_letters(data_dir)) == sorted(bad)
+
+    code, _, err = invoke(*args)
+    assert "sent 0," in err and f"unchanged sources skipped {len(mixed)}" in err
+    # a changed file is read again; only its new items are sent
+    grown = data_dir.parent / "grown.mbox"
+    shutil.copy(mixed[2], grown)
+    code, _, err = invoke("ingest", "--tenant", "dave", str(grown))
+    assert "sent 0," in err and "already sent" in err
+    assert sorted(folded_ids(data_dir, "dave")) == sorted(good)
+
+
+# ------------------------------------------------------------------ webhook output
+class Receiver:
+    def __init__(self, fail_first: int) -> None:
+        self.fail_first = fail_first
+        self.requests = 0
+        self.delivered: list[tuple[str, bytes, str]] = []
+        self.lock = threading.Lock()
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, Receiver]]:
+    state = Receiver(fail_first=2)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            with state.lock:
+                state.requests += 1
+                failing = state.requests <= state.fail_first
+                if not failing:
+                    state.delivered.append(
+                        (self.headers[MESSAGE_ID_HEADER], body, self.headers[SIGNATURE_HEADER])
+                    )
+            self.send_response(503 if failing else 204)
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/hook", state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def run_with_webhook(data_dir: Path, url: str) -> None:
+    settings = app_settings(
+        data_dir, webhook_url=url, webhook_secret="whsec", webhook_max_attempts=6
+    )
+    hub = build_hub(settings, outputs=default_outputs(settings, io.StringIO()))
+    try:
+        options = RunOptions([SAMPLE], once=True, serve_api=False, progress=False)
+        asyncio.run(Runner(settings, hub, options, out=io.StringIO()).run())
+    finally:
+        close_outputs(hub)
+        hub.store.close()
+
+
+def test_embedded_webhook_delivers_each_intent_once(
+    data_dir: Path, receiver: tuple[str, Receiver]
+) -> None:
+    url, state = receiver
+    run_with_webhook(data_dir, url)
+    emitted = [orjson.loads(x) for x in (data_dir / "intents.jsonl").read_bytes().splitlines()]
+    assert emitted, "the sample stream emits intents"
+    ids = [m for m, _, _ in state.delivered]
+    assert sorted(ids) == sorted(e["message_id"] for e in emitted)
+    assert len(ids) == len(set(ids))
+    assert state.requests == len(ids) + 2  # the two failures were retried
+    for _, body, signature in state.delivered:
+        assert verify_signature(body, signature, "whsec")
+
+    run_with_webhook(data_dir, url)  # nothing new: nothing re-delivered
+    assert len(state.delivered) == len(ids)

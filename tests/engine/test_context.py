@@ -1,0 +1,138 @@
+"""Proactive context assembly: bounded candidates, tier budgets, signals, access counting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+
+from schemas.events import RawEvent
+from schemas.graph import Node, NodeKind
+from schemas.intents import IntentStatus
+from topologies.config import ContextConfig, EngineConfig
+from topologies.context import assemble_context, record_access
+from topologies.embedding import HashingEmbedder
+from topologies.engine import FoldEngine
+from topologies.heuristic_planner import HeuristicPlanner
+from topologies.memory import TenantMemory, event_node_id
+
+MakeEvent = Callable[..., RawEvent]
+TOPICS = [
+    "bathroom ceiling leak water landlord",
+    "dentist molar crown appointment",
+    "passport renewal flight bangkok",
+    "launch review deck go no-go",
+    "marathon training long run pace",
+]
+
+
+@pytest.fixture
+def config() -> EngineConfig:
+    return EngineConfig(assign_similarity=0.35, pair_similarity=0.3)
+
+
+@pytest.fixture
+def engine(embedder: HashingEmbedder, config: EngineConfig) -> FoldEngine:
+    return FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
+
+
+async def filled(engine: FoldEngine, make_event: MakeEvent, rounds: int = 3) -> TenantMemory:
+    memory = engine.new_memory("alice")
+    for i in range(rounds):
+        for topic in TOPICS:
+            await engine.fold(memory, make_event(f"{topic} {i}", f"note {i} about {topic}"))
+    return memory
+
+
+def context_for(engine: FoldEngine, memory: TenantMemory, event: RawEvent, cfg: ContextConfig):
+    engine.ingest(memory, event)
+    node_id = event_node_id(memory.tenant, event.id)
+    vector = memory.index(NodeKind.EVENT).get(node_id)
+    assert vector is not None
+    return node_id, assemble_context(memory, vector, node_id, event.ts, cfg)
+
+
+async def test_tiers_respect_their_budgets_and_do_not_overlap(
+    engine: FoldEngine, make_event: MakeEvent
+) -> None:
+    memory = await filled(engine, make_event)
+    cfg = ContextConfig(immediate=3, working=4, background=2)
+    node_id, context = context_for(engine, memory, make_event("dentist molar pain again"), cfg)
+    assert len(context.immediate) <= 3 and len(context.working) <= 4
+    assert len(context.background) <= 2
+    ids = [item.node_id for item in context.items]
+    assert len(ids) == len(set(ids)) and node_id not in ids
+    for item in context.items:
+        assert set(item.signals) >= {"pagerank", "recency", "access", "urgency", "type"}
+        assert all(0.0 <= v <= 1.0 for v in item.signals.values())
+
+
+async def test_knn_hits_rank_high(engine: FoldEngine, make_event: MakeEvent) -> None:
+    memory = await filled(engine, make_event)
+    event = make_event("dentist molar crown appointment", "crown fitting for the molar")
+    _, context = context_for(engine, memory, event, ContextConfig())
+    assert context.knn and max(context.knn.values()) > 0.3
+    best = max(context.knn, key=lambda nid: context.knn[nid])
+    top_ids = {item.node_id for item in [*context.immediate, *context.working[:3]]}
+    assert best in top_ids
+    top_titles = " ".join(i.title.lower() for i in [*context.immediate, *context.working[:5]])
+    assert "dentist" in top_titles or "molar" in top_titles
+
+
+async def test_candidate_count_is_bounded(engine: FoldEngine, make_event: MakeEvent) -> None:
+    memory = await filled(engine, make_event, rounds=4)
+    cfg = ContextConfig(knn=2, max_candidates=6, max_fanout=2)
+    _, context = context_for(engine, memory, make_event("passport flight"), cfg)
+    # at most 4 kinds x knn hits, expansion capped at max_candidates, plus open intents
+    open_intents = sum(
+        1 for n in memory.graph.nodes(NodeKind.INTENT) if n.status != IntentStatus.RESOLVED
+    )
+    assert len(context.items) <= max(cfg.max_candidates, 4 * cfg.knn) + open_intents
+
+
+async def test_selected_nodes_gain_access(engine: FoldEngine, make_event: MakeEvent) -> None:
+    memory = await filled(engine, make_event, rounds=2)
+    event = make_event("passport renewal flight bangkok again")
+    _, context = context_for(engine, memory, event, ContextConfig())
+    before = {i.node_id: memory.graph.node(i.node_id).access_count for i in context.items}
+    memory.begin()
+    record_access(memory, context, event.ts)
+    changes = memory.commit()
+    for node_id, count in before.items():
+        node = memory.graph.node(node_id)
+        assert node.access_count == count + 1 and node.last_access == event.ts
+        assert node_id in changes.nodes
+
+
+async def test_access_counts_grow_across_folds(engine: FoldEngine, make_event: MakeEvent) -> None:
+    memory = engine.new_memory("alice")
+    for i in range(4):
+        await engine.fold(memory, make_event(f"dentist molar crown {i}", "dentist appointment"))
+    first = memory.graph.node(event_node_id("alice", "ev-0001"))
+    assert first.access_count >= 2
+
+
+async def test_open_intents_are_always_candidates(
+    engine: FoldEngine, make_event: MakeEvent
+) -> None:
+    memory = await filled(engine, make_event, rounds=2)
+    now = make_event("x").ts
+    intent = Node(id="i_manual", kind=NodeKind.INTENT, tenant="alice", title="Book the dentist",
+                  created_at=now, updated_at=now, status=IntentStatus.PENDING,
+                  deadline=now + timedelta(days=2))  # fmt: skip
+    closed = intent.model_copy(update={"id": "i_closed", "status": IntentStatus.RESOLVED})
+    memory.graph.add_node(intent)
+    memory.graph.add_node(closed)
+    _, context = context_for(engine, memory, make_event("marathon long run pace"), ContextConfig())
+    items = {item.node_id: item for item in context.items}
+    assert "i_manual" in items and "i_closed" not in items
+    assert items["i_manual"].signals["urgency"] > 0.5
+
+
+async def test_an_empty_memory_gives_an_empty_context(
+    engine: FoldEngine, make_event: MakeEvent
+) -> None:
+    memory = engine.new_memory("alice")
+    _, context = context_for(engine, memory, make_event("first ever event"), ContextConfig())
+    assert context.items == [] and context.knn == {}

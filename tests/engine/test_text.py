@@ -1,0 +1,115 @@
+"""Text analysis: keywords, labels, categories, entities, dates and deadlines, causal cues."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from topologies.text import (
+    categorize,
+    extract_entities,
+    find_dates,
+    has_causal_cue,
+    keywords,
+    label_from_texts,
+)
+
+# Monday 2 November 2026, 09:00 UTC
+MONDAY = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def test_keywords_prefer_rare_content_words_over_common_ones() -> None:
+    words = keywords("Please book the dentist because the molar hurts again", k=3)
+    assert words[:2] == ["molar", "dentist"] or set(words[:2]) == {"molar", "dentist"}
+    assert "the" not in words and "please" not in words
+
+
+def test_label_is_drawn_from_words_the_texts_share() -> None:
+    texts = [
+        "Bathroom ceiling leak\nWater is dripping through the bathroom ceiling again.",
+        "Ceiling leak update\nThe plumber found the leak in the bathroom above.",
+        "Bathroom ceiling\nLandlord says the ceiling leak will be fixed next week.",
+    ]
+    label = label_from_texts(texts)
+    assert 1 <= len(label.split()) <= 4
+    assert label == label.title()
+    assert {"ceiling", "leak"} <= set(label.lower().split()) or "Bathroom Ceiling" in label
+
+
+def test_label_of_a_single_text_uses_its_salient_words() -> None:
+    assert label_from_texts(["Passport renewal at the Bürgeramt"]) != "Untitled"
+    assert label_from_texts([""]) == "Untitled"
+
+
+def test_categories_come_from_a_small_lexicon() -> None:
+    assert categorize("Dentist appointment for the crown on my molar") == "health"
+    assert categorize("Flight to Bangkok, passport must be valid") == "travel"
+    assert categorize("Release review deck for the launch") == "work"
+    assert categorize("Plumber coming for the bathroom ceiling leak") == "home"
+    assert categorize("Leonie's birthday party gift") == "family_social"
+    assert categorize("zzz qqq") == "general"
+
+
+def test_entities_cover_tickets_emails_mentions_names_and_participants() -> None:
+    text = (
+        "FLX-142 is blocked. @ruben please ping Farida Osei about it, "
+        "or mail ming.zhao@wattwerk.de. The demo at Havelstrom moved."
+    )
+    found = extract_entities(text, ["Kasia Nowak <kasia@wattwerk.de>"], thread="thr-7")
+    assert "ticket:flx-142" in found
+    assert "mention:ruben" in found
+    assert "name:farida osei" in found and "name:farida" in found
+    assert "email:ming.zhao@wattwerk.de" in found
+    assert "name:havelstrom" in found
+    assert {"person:kasia nowak", "email:kasia@wattwerk.de", "thread:thr-7"} <= set(found)
+    assert not any(e.endswith(":the") or e.endswith(":please") for e in found)
+
+
+def test_the_owner_is_not_an_entity() -> None:
+    found = extract_entities("Alice and Farida met", ["Alice Keller <alice@x.de>"], owner="alice")
+    assert not any("alice" in e for e in found)
+    assert "name:farida" in found
+
+
+def test_explicit_dates_resolve_against_the_event_year() -> None:
+    text = "Review on 14 Nov, launch Dec 1, freeze 2026-11-19, party 18 December."
+    days = [m.when.date().isoformat() for m in find_dates(text, MONDAY)]
+    assert days == ["2026-11-14", "2026-12-01", "2026-11-19", "2026-12-18"]
+
+
+def test_a_date_early_next_year_rolls_over() -> None:
+    (mention,) = find_dates("Passport expires 11 Mar", MONDAY)
+    assert mention.when.date().isoformat() == "2027-03-11"
+    assert mention.deadline
+
+
+def test_deadline_cues_and_clock_times() -> None:
+    found = find_dates(
+        "Please send the deck by Wednesday 18 Nov, 12:00. Review Thu 19 Nov.", MONDAY
+    )
+    assert [(m.when.isoformat(), m.deadline) for m in found] == [
+        ("2026-11-18T12:00:00+00:00", True),
+        ("2026-11-19T00:00:00+00:00", False),
+    ]
+    assert found[0].has_time
+
+
+def test_relative_dates_count_from_the_event_time() -> None:
+    assert [m.when.date().isoformat() for m in find_dates("Pay me by Friday", MONDAY)] == [
+        "2026-11-06"
+    ]
+    assert find_dates("Pay me by Friday", MONDAY)[0].deadline
+    assert find_dates("call tomorrow", MONDAY)[0].when.date().isoformat() == "2026-11-03"
+    assert find_dates("plan it next week", MONDAY)[0].when.date().isoformat() == "2026-11-09"
+    same_day = find_dates("see you Monday", MONDAY)[0]
+    assert same_day.when.date().isoformat() == "2026-11-09"  # the next Monday, not today
+
+
+def test_no_dates_in_plain_text() -> None:
+    assert find_dates("6 x 800 m averaged 4:38/km, sun was out", MONDAY) == []
+
+
+def test_causal_cues() -> None:
+    assert has_causal_cue("The demo moved because the staging deploy failed")
+    assert has_causal_cue("After the rc1 deploy failed we rolled back")
+    assert has_causal_cue("Delayed due to the feed outage")
+    assert not has_causal_cue("Demo on Wednesday with Havelstrom")

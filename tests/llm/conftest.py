@@ -1,0 +1,90 @@
+"""Fixtures for the LLM planner: a real fake OpenAI server on loopback and a wired engine."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from schemas.plans import UpdatePlan
+from topologies.config import EngineConfig
+from topologies.embedding import HashingEmbedder
+from topologies.engine import FoldEngine
+from topologies.executor import PlanExecutor
+from topologies.llm import CapabilityMemory, LLMConfig, LLMPlanner, UsageLedger
+from topologies.llm.fakeserver import FakeOpenAI
+from topologies.planner import PlanRequest
+
+FAST = {
+    "model": "fake-model",
+    "api_key": "sk-test",
+    "timeout_s": 5.0,  # generous: a loaded CI machine must not turn replies into timeouts
+    "max_retries": 2,
+    "backoff_base_s": 0.01,
+    "backoff_max_s": 0.05,
+    "retry_after_max_s": 1.0,
+    "breaker_failures": 3,
+    "breaker_reset_s": 0.2,
+}
+
+
+class RecordingHeuristic:
+    """Stands in for the heuristic planner: an empty plan, and a count of calls."""
+
+    name = "heuristic"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def plan(self, request: PlanRequest) -> UpdatePlan:
+        self.calls += 1
+        return UpdatePlan(planner=self.name)
+
+
+@dataclass
+class Rig:
+    fake: FakeOpenAI
+    planner: LLMPlanner
+    engine: FoldEngine
+    heuristic: RecordingHeuristic
+    memories: dict[str, Any] = field(default_factory=dict)
+
+    def memory(self, tenant: str = "alice") -> Any:
+        if tenant not in self.memories:
+            self.memories[tenant] = self.engine.new_memory(tenant)
+        return self.memories[tenant]
+
+    @property
+    def ledger(self) -> UsageLedger:
+        return self.planner.ledger
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeOpenAI]:
+    server = FakeOpenAI()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+def make_rig(fake: FakeOpenAI, embedder: HashingEmbedder) -> Callable[..., Rig]:
+    def factory(**overrides: Any) -> Rig:
+        config = LLMConfig.model_validate({**FAST, "base_url": fake.base_url, **overrides})
+        engine_config = EngineConfig()
+        heuristic = RecordingHeuristic()
+        executor = PlanExecutor(embedder, engine_config)
+        planner = LLMPlanner(
+            config,
+            heuristic=heuristic,
+            validator=executor.validate,
+            capabilities=CapabilityMemory(),
+        )
+        engine = FoldEngine(embedder, planner, engine_config, fallback=heuristic)
+        return Rig(fake, planner, engine, heuristic)
+
+    return factory

@@ -1,0 +1,180 @@
+"""Hard delete, cascade, chain repair, tombstones, forget, export, audit (in memory)."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from schemas.graph import EdgeKind, NodeKind
+from tests.facts.helpers import REVISIONS, engine, stance_stream
+from tests.nightly.helpers import domain_stream
+from topologies.embedding import HashingEmbedder
+from topologies.engine import FoldEngine
+from topologies.facts.chains import chain_of
+from topologies.facts.step import fact_id
+from topologies.memory import TenantMemory, event_node_id
+from topologies.nightly.run import run_nightly
+from topologies.privacy import (
+    ForgottenEventError,
+    PrivacyError,
+    audit_log,
+    delete_event,
+    delete_node,
+    export_tenant,
+    forget_tenant,
+    layers,
+    set_layers,
+)
+
+MIDDLE = "Zumba classes on Thursdays"
+
+
+async def _stances(embedder: HashingEmbedder) -> tuple[FoldEngine, TenantMemory]:
+    eng = engine(embedder)
+    memory = eng.new_memory("alice")
+    for event in stance_stream():
+        await eng.fold(memory, event)
+    return eng, memory
+
+
+def _dump(memory: TenantMemory) -> str:
+    return orjson.dumps(export_tenant(memory)).decode()
+
+
+async def test_delete_middle_revision_relinks_the_chain(embedder: HashingEmbedder) -> None:
+    eng, memory = await _stances(embedder)
+    assert MIDDLE in _dump(memory)
+    report = delete_event(memory, "stance-2", actor="alice", embedder=embedder)
+    gone = fact_id("alice", "stance-2", 0)
+    assert (
+        gone in report.deleted["FACT"]
+        and event_node_id("alice", "stance-2") in report.deleted["EVENT"]
+    )
+    arc = chain_of(memory, fact_id("alice", "stance-0", 0))
+    assert [n.text for n in arc] == [REVISIONS[0], REVISIONS[1], REVISIONS[3], REVISIONS[4]]
+    before, after = arc[1], arc[2]
+    assert before.superseded_by == after.id and after.supersedes == before.id
+    assert memory.graph.edge(after.id, before.id, EdgeKind.SUPERSEDES) is not None
+    assert before.valid_to == after.valid_from
+    assert report.relinked == 1
+    # the ChangeSet carries every deletion: node, vectors (FACT, EVENT, POOL), event state
+    assert report.changes is not None
+    assert report.changes.nodes[gone] is None
+    assert report.changes.vectors[("FACT", gone)] is None
+    assert report.changes.events["stance-2"] is None
+    assert all(gone not in idx for idx in memory.indexes.values())
+    assert MIDDLE not in _dump(memory)
+    # a re-sent copy is refused; the tombstone is a hash, not the id or the content
+    with pytest.raises(ForgottenEventError):
+        await eng.fold(memory, stance_stream()[4])
+    tombstones = [k for k in memory.meta if k.startswith("privacy.tombstone.")]
+    assert len(tombstones) == 1 and "stance-2" not in tombstones[0]
+    (entry,) = audit_log(memory)
+    assert entry["actor"] == "alice" and entry["action"] == "forget_event"
+    assert gone in entry["node_ids"] and MIDDLE not in orjson.dumps(entry).decode()
+    assert "stance-2" not in orjson.dumps(entry).decode()
+
+
+async def test_delete_head_and_tail(embedder: HashingEmbedder) -> None:
+    _, memory = await _stances(embedder)
+    delete_event(memory, "stance-4")
+    delete_event(memory, "stance-0")
+    arc = chain_of(memory, fact_id("alice", "stance-2", 0))
+    assert [n.text for n in arc] == REVISIONS[1:4]
+    assert arc[0].supersedes is None and arc[-1].superseded_by is None and arc[-1].valid_to is None
+
+
+async def test_delete_cascades_to_schemas_intents_and_core(embedder: HashingEmbedder) -> None:
+    eng = engine(embedder, heuristic=False)
+    memory = eng.new_memory("dana")
+    set_layers(memory, {"core_schemas": True})
+    for event in domain_stream():
+        await eng.fold(memory, event)
+    run_nightly(eng, memory, eng.stream_now(memory))
+    (intent,) = memory.graph.nodes(NodeKind.INTENT)
+    (core,) = [n for n in memory.graph.nodes(NodeKind.CONCEPT) if n.core]
+    health_events = [e.id for e in domain_stream() if "-note-" in e.id]
+    for event_id in health_events[:-1]:
+        delete_event(memory, event_id, embedder=embedder)
+    dump = _dump(memory)
+    schema = next(n for n in memory.graph.nodes(NodeKind.CONCEPT) if n.category == "health")
+    assert "stretches" in schema.text and "ankle" not in dump.lower()  # re-worded from survivors
+    report = delete_event(memory, health_events[-1], embedder=embedder)
+    deleted = set(report.deleted_ids)
+    assert schema.id in deleted and intent.id in deleted and core.id in deleted
+    assert "physio" not in _dump(memory)
+
+
+async def test_forget_tenant_keeps_only_hashes_and_audit(embedder: HashingEmbedder) -> None:
+    eng, memory = await _stances(embedder)
+    report = forget_tenant(memory, actor="alice")
+    assert len(memory.graph) == 0 and all(len(i) == 0 for i in memory.indexes.values())
+    assert memory.event_states == {}
+    assert set(memory.meta) <= {k for k in memory.meta if k.startswith("privacy.")}
+    assert report.changes is not None and all(v is None for v in report.changes.nodes.values())
+    for event in stance_stream():
+        with pytest.raises(ForgottenEventError):
+            eng.ingest(memory, event)
+    dump = _dump(memory)
+    assert all(text not in dump for text in REVISIONS)
+
+
+async def test_layers_and_purge(embedder: HashingEmbedder) -> None:
+    eng = engine(embedder, heuristic=False)
+    memory = eng.new_memory("dana")
+    assert layers(memory) == {
+        "facts": True,
+        "concepts": True,
+        "intents": True,
+        "core_schemas": False,
+    }
+    set_layers(memory, {"core_schemas": True})
+    for event in domain_stream():
+        await eng.fold(memory, event)
+    run_nightly(eng, memory, eng.stream_now(memory))
+    assert any(n.core for n in memory.graph.nodes(NodeKind.CONCEPT))
+    set_layers(memory, {"core_schemas": False}, purge=True)
+    assert not any(n.core for n in memory.graph.nodes(NodeKind.CONCEPT))
+    assert memory.graph.count(NodeKind.CONCEPT) == 3  # the within-domain schemas stay
+    with pytest.raises(PrivacyError):
+        set_layers(memory, {"dreams": True})
+
+
+async def test_export_marks_inferred_layers(embedder: HashingEmbedder) -> None:
+    _, memory = await _stances(embedder)
+    data = export_tenant(memory)
+    by_layer = {n["layer"]: n["inferred"] for n in data["nodes"]}
+    assert by_layer["events"] is False and by_layer["facts"] is True
+    assert data["counts"]["facts"] >= 5 and data["layers"]["core_schemas"] is False
+
+
+async def test_user_removes_one_inferred_node(embedder: HashingEmbedder) -> None:
+    _, memory = await _stances(embedder)
+    target = fact_id("alice", "stance-1", 0)
+    delete_node(memory, target)
+    assert memory.graph.get(target) is None
+    assert len(chain_of(memory, fact_id("alice", "stance-0", 0))) == 4
+    assert memory.graph.get(event_node_id("alice", "stance-1")) is not None  # the event stays
+
+
+async def test_delete_takes_every_revision_of_an_edited_event(embedder: HashingEmbedder) -> None:
+    from datetime import timedelta
+
+    from schemas.events import RawEvent
+    from tests.facts.helpers import T0
+
+    eng = engine(embedder, heuristic=False)
+    memory = eng.new_memory("fay")
+    first = RawEvent(id="m1", tenant="fay", source="chat", ts=T0, body="I love jasmine tea.")
+    edited = first.model_copy(
+        update={"body": "I love smoky lapsang tea.", "ts": T0 + timedelta(minutes=5)}
+    )
+    await eng.fold(memory, first)
+    await eng.fold(memory, edited)
+    assert memory.graph.count(NodeKind.EVENT) == 2
+    report = delete_event(memory, "m1")
+    assert len(report.deleted["EVENT"]) == 2 and memory.graph.count(NodeKind.FACT) == 0
+    assert memory.event_states == {} and not any(k.startswith("revision:") for k in memory.meta)
+    assert "lapsang" not in _dump(memory) and "jasmine" not in _dump(memory)
+    with pytest.raises(ForgottenEventError):
+        await eng.fold(memory, edited)

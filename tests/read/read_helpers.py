@@ -1,0 +1,98 @@
+"""Hand-built memories for read-path tests (no planner involved)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from schemas.graph import EDGE_PRIOR_WEIGHT, Edge, EdgeKind, Node, NodeKind
+from topologies.embedding import Embedder
+from topologies.memory import ChangeSet, TenantMemory, event_node_id
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+TENANT = "alice"
+
+
+class Builder:
+    """Adds nodes (with vectors) and edges to a memory in one transaction per call."""
+
+    def __init__(self, embedder: Embedder, tenant: str = TENANT) -> None:
+        self.embedder = embedder
+        self.memory = TenantMemory(tenant, embedder.dim)
+        self.changes: list[ChangeSet] = []
+        self.memory.set_meta("clock", (T0 + timedelta(days=30)).isoformat())
+
+    def event(
+        self, event_id: str, title: str, body: str = "", *, hours: float = 0.0, source: str = "note"
+    ) -> str:
+        node_id = event_node_id(self.memory.tenant, event_id)
+        ts = T0 + timedelta(hours=hours)
+        node = Node(
+            id=node_id,
+            kind=NodeKind.EVENT,
+            tenant=self.memory.tenant,
+            title=title,
+            text=body,
+            ts=ts,
+            created_at=ts,
+            updated_at=ts,
+            source=source,
+            source_event_id=event_id,
+        )
+        self._add(node)
+        return node_id
+
+    def node(
+        self,
+        node_id: str,
+        kind: NodeKind,
+        title: str,
+        text: str = "",
+        *,
+        hours: float = 0.0,
+        **extra: Any,
+    ) -> str:
+        ts = T0 + timedelta(hours=hours)
+        node = Node(
+            id=node_id,
+            kind=kind,
+            tenant=self.memory.tenant,
+            title=title,
+            text=text,
+            ts=ts,
+            created_at=ts,
+            updated_at=ts,
+            **extra,
+        )
+        self._add(node)
+        return node_id
+
+    def edge(
+        self,
+        src: str,
+        dst: str,
+        kind: EdgeKind,
+        w0: float | None = None,
+        when: datetime | None = None,
+    ) -> None:
+        t = when or T0 + timedelta(days=30)
+        self.memory.begin()
+        self.memory.graph.put_edge(
+            Edge(
+                src=src,
+                dst=dst,
+                kind=kind,
+                w0=EDGE_PRIOR_WEIGHT[kind] if w0 is None else w0,
+                t_last=t,
+                created_at=t,
+            )
+        )
+        self.changes.append(self.memory.commit())
+
+    def _add(self, node: Node) -> None:
+        self.memory.begin()
+        self.memory.graph.add_node(node)
+        if node.kind.value in self.memory.indexes:
+            vec = self.embedder.embed([node.embed_text])[0]
+            self.memory.index(node.kind).upsert(node.id, vec)
+        self.changes.append(self.memory.commit())

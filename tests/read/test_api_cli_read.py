@@ -1,0 +1,133 @@
+"""POST /tenants/{t}/query and /recall, and `foldmem query` / `foldmem recall`."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from schemas.events import RawEvent
+from stream_app.api import create_app
+from stream_app.cli import build_app
+from stream_app.factory import build_hub
+from stream_app.settings import Settings
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+TEXTS = [
+    ("Dentist", "Crown for the lower left molar is ready; appointment Thursday 10:00"),
+    ("Run", "Tempo run 8 km along the Spree with Jonas"),
+    ("Party", "Leonie's 40th birthday: cake, balloons and a surprise on Saturday"),
+]
+
+
+def _settings(data_dir: Path) -> Settings:
+    return Settings(data_dir=data_dir, embedder="hashing", sweep_interval=0, log_level="warning")
+
+
+@pytest.fixture
+def folded(tmp_path: Path) -> Path:
+    data_dir = tmp_path / "data"
+    hub = build_hub(_settings(data_dir), outputs=[])
+
+    async def go() -> None:
+        for i, (title, body) in enumerate(TEXTS):
+            await hub.fold(
+                RawEvent(
+                    id=f"note-{i}",
+                    tenant="alice",
+                    source="note",
+                    ts=T0 + timedelta(hours=i),
+                    title=title,
+                    body=body,
+                )
+            )
+
+    try:
+        asyncio.run(go())
+    finally:
+        hub.store.close()
+    return data_dir
+
+
+async def test_api_query_and_recall(folded: Path) -> None:
+    settings = _settings(folded)
+    hub = build_hub(settings, outputs=[])
+    app = create_app(hub, settings)
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            reply = await client.post("/tenants/alice/query", json={"text": "molar crown", "k": 3})
+            assert reply.status_code == 200, reply.text
+            items = reply.json()["items"]
+            assert items[0]["event_ids"] == ["note-0"]
+            assert {"bm25_rank", "dense_rank", "rrf", "pagerank"} <= set(items[0]["explanation"])
+            missing = await client.post("/tenants/nobody/query", json={"text": "x"})
+            assert missing.status_code == 404
+            bad = await client.post("/tenants/alice/query", json={"k": 3})
+            assert bad.status_code == 422
+            cue = {"text": "Dentist\n" + TEXTS[0][1], "threshold": 0.5}
+            reply = await client.post("/tenants/alice/recall", json=cue)
+            assert reply.status_code == 200, reply.text
+            recalled = reply.json()["items"]
+            assert recalled and recalled[0]["event_ids"] == ["note-0"]
+    finally:
+        hub.store.close()
+    # the recall history was persisted
+    again = build_hub(settings, outputs=[])
+    try:
+        node = again.view("alice").graph.node(recalled[0]["node_id"])
+        assert node.attrs["recall"]["n"] == 1
+    finally:
+        again.store.close()
+
+
+def test_cli_query_and_recall(folded: Path) -> None:
+    runner = CliRunner()
+    app = build_app()
+    env = {"FOLDMEM_EMBEDDER": "hashing", "FOLDMEM_LOG_LEVEL": "warning"}
+    result = runner.invoke(
+        app,
+        [
+            "query",
+            "--data-dir",
+            str(folded),
+            "--tenant",
+            "alice",
+            "--k",
+            "2",
+            "--json",
+            "birthday balloons",
+        ],
+        env=env,
+    )
+    assert result.exit_code == 0, result.output
+    payload = orjson.loads(result.stdout)
+    assert payload["items"][0]["event_ids"] == ["note-2"]
+    result = runner.invoke(
+        app, ["query", "--data-dir", str(folded), "--tenant", "alice", "tempo run"], env=env
+    )
+    assert result.exit_code == 0 and "cites: note-1" in result.stdout
+    result = runner.invoke(
+        app, ["query", "--data-dir", str(folded), "--tenant", "bob", "x"], env=env
+    )
+    assert result.exit_code == 2
+    result = runner.invoke(
+        app,
+        [
+            "recall",
+            "--data-dir",
+            str(folded),
+            "--tenant",
+            "alice",
+            "--threshold",
+            "0.9",
+            "completely unrelated cue",
+        ],
+        env=env,
+    )
+    assert result.exit_code == 0 and "nothing recalled" in result.stdout

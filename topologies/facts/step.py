@@ -1,0 +1,228 @@
+"""FactStep: the fold step that writes facts and identity items for one event.
+
+``FoldEngine`` calls ``await prepare(memory, event)`` before its transaction (the optional LLM
+extraction, never inside a transaction) and ``apply(memory, scope, event)`` inside the fold
+transaction, after the plan executor. ``apply`` extracts (or takes the prepared items),
+reconciles each item against the k nearest FACT items and writes:
+
+- ADD: a FACT node (``inferred=True``, ``attrs.key/value/item_kind``), its vector in the FACT
+  index and ``FACT -DERIVED_FROM-> EVENT`` (provenance);
+- SUPERSEDE: the same plus the chain pointers (see :mod:`topologies.facts.chains`);
+- UPDATE: ``EVENT -GROUNDS-> FACT`` (corroboration), reinforcement, the longer wording kept;
+- DUPLICATE: nothing.
+
+Skipped entirely when the tenant opted out of the ``facts`` layer.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+import structlog
+
+from schemas.events import RawEvent
+from schemas.graph import Edge, EdgeKind, Node, NodeKind
+from topologies.embedding import Embedder
+from topologies.facts.chains import link
+from topologies.facts.extract import ExtractedItem, ExtractorConfig, extract_items
+from topologies.facts.reconcile import Decision, ReconcileConfig, reconcile
+from topologies.memory import TenantMemory, event_node_id, stable_id
+from topologies.privacy import layer_enabled
+from topologies.scope import FoldScope
+
+log = structlog.get_logger(__name__)
+
+
+class ItemExtractor(Protocol):
+    """An optional (LLM) extractor; returning None means 'use the deterministic rules'."""
+
+    async def extract(self, event: RawEvent) -> list[ExtractedItem] | None: ...
+
+
+@dataclass
+class FactReport:
+    added: list[str] = field(default_factory=list)
+    superseded: list[tuple[str, str]] = field(default_factory=list)  # (new, old)
+    updated: list[str] = field(default_factory=list)
+    duplicates: int = 0
+
+
+def fact_id(tenant: str, event_id: str, index: int) -> str:
+    return stable_id("f", tenant, event_id, "fact", str(index))
+
+
+def event_text(event: RawEvent) -> str:
+    """What facts are read from: the body, else the title."""
+    return event.body.strip() or event.title.strip()
+
+
+class FactStep:
+    def __init__(
+        self,
+        embedder: Embedder,
+        extractor: ItemExtractor | None = None,
+        extractor_config: ExtractorConfig | None = None,
+        reconcile_config: ReconcileConfig | None = None,
+        max_prepared: int = 1024,
+    ) -> None:
+        self.embedder = embedder
+        self.extractor = extractor
+        self.extractor_config = extractor_config or ExtractorConfig()
+        self.reconcile_config = reconcile_config or ReconcileConfig()
+        self._prepared: OrderedDict[tuple[str, str], list[ExtractedItem]] = OrderedDict()
+        self._max_prepared = max_prepared
+
+    async def prepare(self, memory: TenantMemory, event: RawEvent) -> None:
+        """Run the LLM extractor (if any) outside the transaction; failures fall back."""
+        if self.extractor is None or not layer_enabled(memory, "facts"):
+            return
+        try:
+            items = await self.extractor.extract(event)
+        except Exception as exc:  # the deterministic rules take over
+            log.warning(
+                "fact_extraction_failed", tenant=memory.tenant, event_id=event.id, error=str(exc)
+            )
+            return
+        if items is not None:
+            self._prepared[(memory.tenant, event.id)] = items
+            while len(self._prepared) > self._max_prepared:
+                self._prepared.popitem(last=False)
+
+    def extract(self, memory: TenantMemory, event: RawEvent) -> list[ExtractedItem]:
+        prepared = self._prepared.pop((memory.tenant, event.id), None)
+        if prepared is not None:
+            return prepared
+        return extract_items(event_text(event), self.extractor_config)
+
+    def apply(self, memory: TenantMemory, scope: FoldScope, event: RawEvent) -> FactReport:
+        """Extract, reconcile and write; call inside the fold transaction."""
+        report = FactReport()
+        if not layer_enabled(memory, "facts"):
+            return report
+        if not memory.in_transaction:
+            raise RuntimeError("FactStep.apply() needs an open transaction")
+        items = self.extract(memory, event)
+        if not items:
+            return report
+        vectors = self.embedder.embed([item.text for item in items])
+        ev_node = event_node_id(memory.tenant, event.id)
+        when = event.ts
+        written: set[str] = set()
+        for index, item in enumerate(items):
+            decision = reconcile(
+                memory, item, vectors[index], self.reconcile_config, exclude=written
+            )
+            if decision.op == "DUPLICATE":
+                report.duplicates += 1
+                continue
+            if decision.op == "UPDATE" and decision.target is not None:
+                self._update(memory, scope, decision.target, item, ev_node, when)
+                report.updated.append(decision.target)
+                continue
+            new_id = fact_id(memory.tenant, event.id, index)
+            if new_id in memory.graph:
+                continue  # replay of an already folded event
+            self._add(memory, scope, new_id, item, vectors[index], ev_node, when, decision)
+            written.add(new_id)
+            if decision.op == "SUPERSEDE" and decision.target is not None:
+                link(memory, new_id, decision.target, when)
+                report.superseded.append((new_id, decision.target))
+            else:
+                report.added.append(new_id)
+        log.debug(
+            "facts_reconciled",
+            tenant=memory.tenant,
+            event_id=event.id,
+            added=len(report.added),
+            superseded=len(report.superseded),
+            updated=len(report.updated),
+            duplicates=report.duplicates,
+        )
+        return report
+
+    # ---------------------------------------------------------------- writes
+    def _add(
+        self,
+        memory: TenantMemory,
+        scope: FoldScope,
+        node_id: str,
+        item: ExtractedItem,
+        vector: object,
+        ev_node: str,
+        when: datetime,
+        decision: Decision,
+    ) -> None:
+        attrs: dict[str, object] = {
+            "item_kind": item.kind,
+            "salience": round(item.salience, 3),
+            "reconcile": decision.rule,
+        }
+        if item.key:
+            attrs.update(key=item.key, value=item.value, polarity=item.polarity)
+        if item.topic:
+            attrs["topic"] = item.topic
+        attrs.update(item.attrs)
+        node = Node(
+            id=node_id,
+            kind=NodeKind.FACT,
+            tenant=memory.tenant,
+            title=item.text[:120],
+            text=item.text,
+            ts=when,
+            created_at=scope.now,
+            updated_at=scope.now,
+            source_event_id=scope.event_id or None,
+            category="identity" if item.kind == "identity" else None,
+            inferred=True,
+            valid_from=when,
+            attrs=attrs,
+        )
+        memory.graph.add_node(node)
+        memory.indexes["FACT"].upsert(node_id, vector)  # type: ignore[arg-type]
+        if ev_node in memory.graph:
+            memory.graph.put_edge(
+                Edge(
+                    src=node_id,
+                    dst=ev_node,
+                    kind=EdgeKind.DERIVED_FROM,
+                    w0=0.9,
+                    t_last=scope.now,
+                    created_at=scope.now,
+                )
+            )
+        scope.touch(node_id)
+        scope.created.add(node_id)
+
+    def _update(
+        self,
+        memory: TenantMemory,
+        scope: FoldScope,
+        target: str,
+        item: ExtractedItem,
+        ev_node: str,
+        when: datetime,
+    ) -> None:
+        node = memory.graph.node(target)
+        changes: dict[str, object] = {
+            "reinforcement": node.reinforcement + 1,
+            "updated_at": scope.now,
+        }
+        if len(item.text) > len(node.text):
+            changes.update(text=item.text, title=item.text[:120])
+            memory.indexes["FACT"].upsert(target, self.embedder.embed([item.text])[0])
+        memory.graph.replace_node(node.model_copy(update=changes))
+        if ev_node in memory.graph and memory.graph.edge(ev_node, target, EdgeKind.GROUNDS) is None:
+            memory.graph.put_edge(
+                Edge(
+                    src=ev_node,
+                    dst=target,
+                    kind=EdgeKind.GROUNDS,
+                    w0=1.0,
+                    t_last=scope.now,
+                    created_at=scope.now,
+                )
+            )
+        scope.touch(target)

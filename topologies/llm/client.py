@@ -1,0 +1,284 @@
+"""The model client: one JSON object per request, over any OpenAI-compatible server.
+
+- Structured-output ladder: ``json_schema`` (strict) -> ``json_object`` -> plain text with
+  the JSON object extracted; a 400/422 on a rung moves one rung down. The rung that worked
+  is remembered per endpoint (:class:`CapabilityMemory`), so later calls start there.
+- Retries: 429, 5xx, timeouts and connection errors are retried with jittered exponential
+  backoff; a Retry-After (or retry-after-ms) header is respected, and one longer than
+  ``retry_after_max_s`` ends the attempt at once (the caller falls back instead of blocking).
+- Concurrency: at most ``concurrency`` requests in flight (the semaphore is held only during
+  a request, not while backing off).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import openai
+import structlog
+
+from schemas.errors import LLMError, TransientLLMError
+from topologies.llm.config import LADDER, LLMConfig, StructuredMode
+from topologies.llm.jsontext import extract_json_object
+
+log = structlog.get_logger(__name__)
+
+Message = dict[str, str]
+
+
+class CapabilityMemory:
+    """Which structured-output rung works, per endpoint (server URL + model)."""
+
+    def __init__(self) -> None:
+        self._modes: dict[str, StructuredMode] = {}
+        self._lock = threading.Lock()
+
+    def get(self, endpoint: str) -> StructuredMode | None:
+        with self._lock:
+            return self._modes.get(endpoint)
+
+    def remember(self, endpoint: str, mode: StructuredMode) -> None:
+        with self._lock:
+            previous = self._modes.get(endpoint)
+            self._modes[endpoint] = mode
+        if previous != mode:
+            log.info("llm_capability", endpoint=endpoint, mode=mode, previous=previous)
+
+    def snapshot(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._modes)
+
+    def restore(self, data: dict[str, str]) -> None:
+        with self._lock:
+            for endpoint, mode in data.items():
+                for rung in LADDER:
+                    if mode == rung:
+                        self._modes[endpoint] = rung
+
+
+_SHARED_CAPABILITIES: CapabilityMemory | None = None
+
+
+def shared_capabilities() -> CapabilityMemory:
+    """The process-wide capability memory (created on first use)."""
+    global _SHARED_CAPABILITIES
+    if _SHARED_CAPABILITIES is None:
+        _SHARED_CAPABILITIES = CapabilityMemory()
+    return _SHARED_CAPABILITIES
+
+
+@dataclass
+class LLMReply:
+    data: dict[str, Any]
+    text: str
+    mode: StructuredMode
+    tokens_in: int
+    tokens_out: int
+    estimated: bool = False  # usage missing from the reply: estimated from characters
+    attempts: int = 1
+    error: str | None = None  # set when the text held no JSON object (data is then {})
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    headers = exc.response.headers
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(0.0, float(value) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+def _estimate_tokens(chars: int) -> int:
+    return max(1, chars // 4)
+
+
+class LLMClient:
+    """Thin, resilient wrapper over ``openai.AsyncOpenAI().chat.completions.create``."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        capabilities: CapabilityMemory | None = None,
+        http_client: Any | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.config = config
+        self.capabilities = capabilities or shared_capabilities()
+        self._http_client = http_client
+        self._sleep = sleep
+        self._client: openai.AsyncOpenAI | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self.requests = 0  # HTTP requests sent (all attempts)
+
+    # ------------------------------------------------------------------ setup
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            kwargs: dict[str, Any] = {
+                "api_key": self.config.key() or "sk-no-key",
+                "timeout": self.config.timeout_s,
+                "max_retries": 0,  # retries are ours: jitter, Retry-After, breaker
+            }
+            if self.config.base_url:
+                kwargs["base_url"] = self.config.base_url
+            if self._http_client is not None:
+                kwargs["http_client"] = self._http_client
+            self._client = openai.AsyncOpenAI(**kwargs)
+        return self._client
+
+    @property
+    def semaphore(self) -> asyncio.Semaphore:
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.config.concurrency)
+        return self._semaphore
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    def _first_mode(self) -> StructuredMode:
+        if self.config.structured_output != "auto":
+            return self.config.structured_output
+        return self.capabilities.get(self.config.endpoint) or LADDER[0]
+
+    @staticmethod
+    def _response_format(mode: StructuredMode, name: str, schema: dict[str, Any]) -> Any:
+        if mode == "json_schema":
+            return {
+                "type": "json_schema",
+                "json_schema": {"name": name, "strict": True, "schema": schema},
+            }
+        if mode == "json_object":
+            return {"type": "json_object"}
+        return openai.NOT_GIVEN
+
+    # ------------------------------------------------------------------- call
+    async def complete_json(
+        self,
+        messages: list[Message],
+        schema_name: str,
+        schema: dict[str, Any],
+        log_ctx: dict[str, Any] | None = None,
+    ) -> LLMReply:
+        """One completion parsed to a JSON object. Raises TransientLLMError when retries are
+        exhausted, LLMError on errors retrying will not fix. A reply without JSON comes back
+        with ``error`` set (the caller may run a repair round)."""
+        ctx = log_ctx or {}
+        mode = self._first_mode()
+        transient_attempts = 0
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                async with self.semaphore:
+                    self.requests += 1
+                    response = await self.client.chat.completions.create(
+                        model=self.config.model,
+                        messages=messages,  # type: ignore[arg-type]
+                        temperature=self.config.temperature,
+                        max_tokens=self.config.max_output_tokens,
+                        response_format=self._response_format(mode, schema_name, schema),
+                    )
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                lower = LADDER.index(mode) + 1
+                if self.config.structured_output == "auto" and lower < len(LADDER):
+                    log.info(
+                        "llm_format_rejected",
+                        mode=mode,
+                        next=LADDER[lower],
+                        status=exc.status_code,
+                        **ctx,
+                    )
+                    mode = LADDER[lower]
+                    continue
+                raise LLMError(f"the model server rejected the request: {exc}") from exc
+            except openai.APIStatusError as exc:
+                if exc.status_code == 429 or exc.status_code >= 500:
+                    transient_attempts += 1
+                    await self._backoff(
+                        transient_attempts, f"HTTP {exc.status_code}", _retry_after(exc), ctx
+                    )
+                    continue
+                raise LLMError(f"HTTP {exc.status_code} from the model server: {exc}") from exc
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                transient_attempts += 1
+                await self._backoff(transient_attempts, type(exc).__name__, None, ctx)
+                continue
+            if self.config.structured_output == "auto":
+                self.capabilities.remember(self.config.endpoint, mode)
+            return self._reply(response, messages, mode, attempts)
+
+    async def _backoff(
+        self, attempt: int, reason: str, retry_after: float | None, ctx: dict[str, Any]
+    ) -> None:
+        cfg = self.config
+        if attempt > cfg.max_retries:
+            raise TransientLLMError(f"{reason} after {attempt} attempts")
+        if retry_after is not None:
+            if retry_after > cfg.retry_after_max_s:
+                raise TransientLLMError(
+                    f"{reason}: Retry-After {retry_after:.1f}s exceeds {cfg.retry_after_max_s}s"
+                )
+            delay = retry_after + random.uniform(0.0, 0.1 * max(retry_after, cfg.backoff_base_s))
+        else:
+            ceiling = min(cfg.backoff_max_s, cfg.backoff_base_s * (2 ** (attempt - 1)))
+            delay = random.uniform(ceiling / 2.0, ceiling)  # "equal jitter"
+        log.info(
+            "llm_retry",
+            reason=reason,
+            attempt=attempt,
+            delay_s=round(delay, 3),
+            retry_after=retry_after,
+            **ctx,
+        )
+        await self._sleep(delay)
+
+    def _reply(
+        self, response: Any, messages: list[Message], mode: StructuredMode, attempts: int
+    ) -> LLMReply:
+        text = ""
+        if response.choices:
+            text = response.choices[0].message.content or ""
+        usage = getattr(response, "usage", None)
+        prompt_tokens = getattr(usage, "prompt_tokens", None)
+        estimated = prompt_tokens is None
+        if prompt_tokens is None:
+            tokens_in = _estimate_tokens(sum(len(m["content"]) for m in messages))
+            tokens_out = _estimate_tokens(len(text))
+        else:
+            tokens_in = int(prompt_tokens)
+            tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        try:
+            data, error = extract_json_object(text), None
+        except LLMError as exc:
+            data, error = {}, str(exc)
+        return LLMReply(
+            data=data,
+            text=text,
+            mode=mode,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            estimated=estimated,
+            attempts=attempts,
+            error=error,
+        )

@@ -1,0 +1,1 @@
+"""Prompts as data: one module per LLM task, each with its response model."""

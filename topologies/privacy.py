@@ -1,0 +1,508 @@
+"""The user's control over what foldmem holds (DCPM section 6; issue 7 part 3).
+
+- **Layers**: per-tenant opt-in for the inferred layers ``facts``, ``concepts``, ``intents``,
+  ``core_schemas`` (stored in ``memory.meta["privacy.layers"]``; core schemas OFF by default).
+- **Export**: everything held about a tenant as one JSON-ready dict; inferred nodes are
+  marked ``inferred: true`` with their layer.
+- **Hard delete of an event**: the EVENT node, its vectors, and every FACT / CONCEPT / INTENT
+  whose evidence was only the deleted nodes (to a fixpoint); supersedes chains around deleted
+  facts are relinked; orphaned TIME anchors go too. A tombstone (a salted hash of the event
+  id, never content) makes ``FoldEngine.ingest`` refuse a re-sent copy.
+- **Forget a tenant**: every node, edge, vector, alias, event state and meta row is deleted
+  (the returned ChangeSet carries the deletions); only hashed tombstones and the audit log stay.
+- **Audit log**: one ``privacy.audit.<seq>`` meta entry per deletion: who, when, what ids
+  (node ids and hashed event ids), counts; never content.
+
+Every function that writes opens and commits its own transaction and returns the ChangeSet
+to persist (store, lexical index and Kafka changelogs all apply ChangeSets).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from schemas.errors import FoldmemError, InvalidEventError, NotFoundError
+from schemas.graph import EdgeKind, Node, NodeKind
+from topologies.embedding import Embedder
+from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id
+
+log = structlog.get_logger(__name__)
+
+LAYERS = ("facts", "concepts", "intents", "core_schemas")
+DEFAULT_LAYERS: dict[str, bool] = {
+    "facts": True,
+    "concepts": True,
+    "intents": True,
+    "core_schemas": False,  # infers what the user never linked: explicit consent only
+}
+LAYERS_KEY = "privacy.layers"
+TOMBSTONE_PREFIX = "privacy.tombstone."
+AUDIT_PREFIX = "privacy.audit."
+AUDIT_SEQ_KEY = "privacy.audit_seq"
+REVISION_PREFIX = "revision:"  # topologies.engine.REVISION_KEY (not imported: no cycle)
+_KEEP_ON_FORGET = (TOMBSTONE_PREFIX, AUDIT_PREFIX, AUDIT_SEQ_KEY)
+_EVIDENCE_IN = (EdgeKind.GROUNDS, EdgeKind.REINFORCES, EdgeKind.USER_FEEDBACK)
+_SUPPORT_IN = (EdgeKind.TRIGGERS, EdgeKind.PART_OF)
+_EVIDENCE_OUT = (EdgeKind.DERIVED_FROM,)
+_CASCADE_KINDS = frozenset({NodeKind.FACT, NodeKind.CONCEPT, NodeKind.INTENT})
+
+
+class PrivacyError(FoldmemError):
+    """A privacy operation was asked something it cannot do (unknown layer, ...)."""
+
+
+class ForgottenEventError(InvalidEventError):
+    """The event id was hard-deleted: a re-sent copy is refused."""
+
+
+# ---------------------------------------------------------------------- layers
+def layers(memory: TenantMemory) -> dict[str, bool]:
+    stored = memory.meta.get(LAYERS_KEY) or {}
+    return {name: bool(stored.get(name, DEFAULT_LAYERS[name])) for name in LAYERS}
+
+
+def layer_enabled(memory: TenantMemory, layer: str) -> bool:
+    if layer not in DEFAULT_LAYERS:
+        raise PrivacyError(f"unknown layer {layer!r}; known: {', '.join(LAYERS)}")
+    return layers(memory)[layer]
+
+
+def layer_of(node: Node) -> str:
+    """The export / opt-in layer a node belongs to."""
+    if node.kind == NodeKind.EVENT:
+        return "events"
+    if node.kind == NodeKind.TIME:
+        return "time"
+    if node.kind == NodeKind.FACT:
+        return "identity" if node.attrs.get("item_kind") == "identity" else "facts"
+    if node.kind == NodeKind.CONCEPT:
+        return "core_schemas" if node.core else "concepts"
+    return "intents"
+
+
+def set_layers(
+    memory: TenantMemory,
+    changes: dict[str, bool],
+    *,
+    purge: bool = False,
+    actor: str = "user",
+    now: datetime | None = None,
+    embedder: Embedder | None = None,
+) -> ChangeSet:
+    """Opt layers in or out. ``purge`` also deletes what a disabled layer already holds."""
+    for name in changes:
+        if name not in DEFAULT_LAYERS:
+            raise PrivacyError(f"unknown layer {name!r}; known: {', '.join(LAYERS)}")
+    current = layers(memory)
+    wanted = {**current, **{k: bool(v) for k, v in changes.items()}}
+    memory.begin()
+    try:
+        if wanted != current or LAYERS_KEY not in memory.meta:
+            memory.set_meta(LAYERS_KEY, wanted)
+        if purge:
+            disabled = {name for name, on in wanted.items() if not on}
+            doomed = {
+                n.id
+                for n in memory.graph.nodes()
+                if layer_of(n) in disabled or (layer_of(n) == "identity" and "facts" in disabled)
+            }
+            if doomed:
+                report = DeletionReport(tenant=memory.tenant, action="purge_layers")
+                _delete_nodes(memory, doomed, report, now or _wall(), embedder=embedder)
+                _audit(memory, actor, report, now)
+    except BaseException:
+        memory.rollback()
+        raise
+    return memory.commit()
+
+
+# ------------------------------------------------------------------ tombstones
+def event_hash(tenant: str, event_id: str) -> str:
+    """Salted by tenant; the tombstone and audit log keep only this."""
+    return hashlib.blake2b(f"{tenant}\x1f{event_id}".encode(), digest_size=16).hexdigest()
+
+
+def is_forgotten(memory: TenantMemory, event_id: str) -> bool:
+    return f"{TOMBSTONE_PREFIX}{event_hash(memory.tenant, event_id)}" in memory.meta
+
+
+def check_not_forgotten(memory: TenantMemory, event_id: str) -> None:
+    """Called by ``FoldEngine.ingest``: refuse a hard-deleted event id."""
+    if is_forgotten(memory, event_id):
+        raise ForgottenEventError(
+            f"event was deleted at the user's request and is refused (tenant {memory.tenant!r})"
+        )
+
+
+# ---------------------------------------------------------------------- export
+def export_tenant(memory: TenantMemory) -> dict[str, Any]:
+    """Everything held about the tenant, JSON-ready. Inferred layers are marked inferred."""
+    nodes = []
+    for node in sorted(memory.graph.nodes(), key=lambda n: (n.kind.value, n.id)):
+        data = node.model_dump(mode="json")
+        layer = layer_of(node)
+        data["layer"] = layer
+        data["inferred"] = bool(node.inferred or layer not in ("events", "time"))
+        nodes.append(data)
+    edges = [e.model_dump(mode="json") for e in memory.graph.edges()]
+    edges.sort(key=lambda e: (e["src"], e["dst"], e["kind"]))
+    meta = {k: v for k, v in memory.meta.items() if not k.startswith(TOMBSTONE_PREFIX)}
+    return {
+        "tenant": memory.tenant,
+        "exported_at": _wall().isoformat(),
+        "layers": layers(memory),
+        "counts": {
+            layer: sum(1 for n in nodes if n["layer"] == layer)
+            for layer in (
+                "events",
+                "facts",
+                "identity",
+                "concepts",
+                "core_schemas",
+                "intents",
+                "time",
+            )
+        },
+        "nodes": nodes,
+        "edges": edges,
+        "aliases": dict(memory.graph.aliases),
+        "event_states": dict(memory.event_states),
+        "meta": meta,
+        "tombstones": sum(1 for k in memory.meta if k.startswith(TOMBSTONE_PREFIX)),
+        "audit": audit_log(memory),
+    }
+
+
+# ---------------------------------------------------------------------- delete
+@dataclass
+class DeletionReport:
+    tenant: str
+    action: str
+    event_hashes: list[str] = field(default_factory=list)
+    deleted: dict[str, list[str]] = field(default_factory=dict)  # kind -> node ids
+    relinked: int = 0
+    found: bool = True
+    changes: ChangeSet | None = None
+
+    @property
+    def deleted_ids(self) -> list[str]:
+        return [i for ids in self.deleted.values() for i in ids]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant,
+            "action": self.action,
+            "found": self.found,
+            "event_hashes": self.event_hashes,
+            "relinked": self.relinked,
+            "deleted": {k: len(v) for k, v in self.deleted.items()},
+            "deleted_ids": self.deleted_ids,
+        }
+
+
+def evidence_of(memory: TenantMemory, node_id: str) -> set[str]:
+    """What a node stands on. Direct evidence (GROUNDS / REINFORCES / USER_FEEDBACK in,
+    DERIVED_FROM out) when it has any; otherwise its supporters (TRIGGERS / PART_OF in)."""
+    graph = memory.graph
+    direct = {e.src for e in graph.in_edges(node_id) if e.kind in _EVIDENCE_IN}
+    direct |= {e.dst for e in graph.out_edges(node_id) if e.kind in _EVIDENCE_OUT}
+    if direct:
+        return direct
+    return {e.src for e in graph.in_edges(node_id) if e.kind in _SUPPORT_IN}
+
+
+def cascade(memory: TenantMemory, seeds: set[str]) -> set[str]:
+    """Seeds plus every inferred node whose evidence lies entirely inside the set (fixpoint)."""
+    graph = memory.graph
+    doomed = set(seeds)
+    frontier = list(seeds)
+    while frontier:
+        current = frontier.pop()
+        for other in graph.neighbors(current):
+            if other in doomed:
+                continue
+            node = graph.get(other)
+            if node is None:
+                continue
+            if node.kind in _CASCADE_KINDS:
+                evidence = evidence_of(memory, other)
+                if evidence and evidence <= doomed:
+                    doomed.add(other)
+                    frontier.append(other)
+            elif node.kind == NodeKind.TIME and graph.neighbors(other) <= doomed:
+                doomed.add(other)
+    return doomed
+
+
+def delete_event(
+    memory: TenantMemory,
+    event_id: str,
+    *,
+    actor: str = "user",
+    now: datetime | None = None,
+    embedder: Embedder | None = None,
+) -> DeletionReport:
+    """Hard delete of one RawEvent id with its cascade; the id is tombstoned either way."""
+    when = now or _wall()
+    report = DeletionReport(
+        tenant=memory.tenant,
+        action="forget_event",
+        event_hashes=[event_hash(memory.tenant, event_id)],
+    )
+    memory.begin()
+    try:
+        revisions = _revisions(memory, event_id)  # the event and its edited versions
+        seeds = {node_id for node_id, _ in revisions}
+        report.found = bool(seeds) or memory.event_state(event_id) is not None
+        if seeds:
+            _delete_nodes(memory, cascade(memory, seeds), report, when, embedder=embedder)
+        for raw_id in {event_id, *(rid for _, rid in revisions)}:
+            if memory.event_state(raw_id) is not None:
+                memory.set_event_state(raw_id, None)
+            _scrub_event_refs(memory, raw_id)
+        for key in [
+            k
+            for k in memory.meta
+            if k.startswith(REVISION_PREFIX) and k[len(REVISION_PREFIX) :] == event_id
+        ]:
+            memory.set_meta(key, None)
+        memory.set_meta(f"{TOMBSTONE_PREFIX}{report.event_hashes[0]}", {"at": when.isoformat()})
+        _audit(memory, actor, report, when)
+    except BaseException:
+        memory.rollback()
+        raise
+    report.changes = memory.commit()
+    log.info(
+        "event_forgotten",
+        tenant=memory.tenant,
+        found=report.found,
+        deleted=len(report.deleted_ids),
+        relinked=report.relinked,
+        actor=actor,
+    )
+    return report
+
+
+def _revisions(memory: TenantMemory, event_id: str) -> list[tuple[str, str]]:
+    """(node id, RawEvent id) of the event's EVENT node and every revision of it (the fold
+    stores an edited event as ``<id>#rev-<fingerprint>`` superseding the previous version)."""
+    from topologies.facts.chains import chain_of
+
+    original = memory.graph.get(event_node_id(memory.tenant, event_id))
+    if original is None:
+        return []
+    return [(n.id, n.source_event_id or event_id) for n in chain_of(memory, original.id)]
+
+
+def delete_node(
+    memory: TenantMemory,
+    node_id: str,
+    *,
+    actor: str = "user",
+    now: datetime | None = None,
+    embedder: Embedder | None = None,
+) -> DeletionReport:
+    """Remove one inferred node (a schema, intent or fact the user rejects) and its cascade."""
+    node = memory.graph.get(node_id)
+    if node is None:
+        raise NotFoundError(f"node {node_id!r} not found in tenant {memory.tenant!r}")
+    if node.kind == NodeKind.EVENT:
+        if node.source_event_id is None:
+            raise PrivacyError("an EVENT node without its RawEvent id cannot be deleted here")
+        return delete_event(memory, node.source_event_id, actor=actor, now=now, embedder=embedder)
+    when = now or _wall()
+    report = DeletionReport(tenant=memory.tenant, action="forget_node")
+    memory.begin()
+    try:
+        _delete_nodes(memory, cascade(memory, {node.id}), report, when, embedder=embedder)
+        _audit(memory, actor, report, when)
+    except BaseException:
+        memory.rollback()
+        raise
+    report.changes = memory.commit()
+    return report
+
+
+def forget_tenant(
+    memory: TenantMemory, *, actor: str = "user", now: datetime | None = None
+) -> DeletionReport:
+    """Delete everything held about the tenant. Hashed tombstones of its event ids and the
+    audit log are kept, so a replayed stream cannot bring the content back."""
+    when = now or _wall()
+    report = DeletionReport(tenant=memory.tenant, action="forget_tenant")
+    event_ids = set(memory.event_states)
+    event_ids |= {
+        n.source_event_id for n in memory.graph.nodes(NodeKind.EVENT) if n.source_event_id
+    }
+    report.event_hashes = sorted(event_hash(memory.tenant, e) for e in event_ids)
+    memory.begin()
+    try:
+        _delete_nodes(memory, {n.id for n in memory.graph.nodes()}, report, when, relink=False)
+        for absorbed in list(memory.graph.aliases):
+            memory.graph.remove_alias(absorbed)
+        for index in memory.indexes.values():
+            for vec_id in index.ids():
+                index.remove(vec_id)
+        for event_id in list(memory.event_states):
+            memory.set_event_state(event_id, None)
+        for key in list(memory.meta):
+            if not key.startswith(_KEEP_ON_FORGET):
+                memory.set_meta(key, None)
+        for digest in report.event_hashes:
+            memory.set_meta(f"{TOMBSTONE_PREFIX}{digest}", {"at": when.isoformat()})
+        _audit(memory, actor, report, when, ids=False)
+    except BaseException:
+        memory.rollback()
+        raise
+    report.changes = memory.commit()
+    log.info(
+        "tenant_forgotten",
+        tenant=memory.tenant,
+        deleted=len(report.deleted_ids),
+        events=len(event_ids),
+        actor=actor,
+    )
+    return report
+
+
+def audit_log(memory: TenantMemory) -> list[dict[str, Any]]:
+    entries = [(k, v) for k, v in memory.meta.items() if k.startswith(AUDIT_PREFIX)]
+    entries.sort(key=lambda kv: int(kv[0][len(AUDIT_PREFIX) :]))
+    return [v for _, v in entries]
+
+
+# ------------------------------------------------------------------- internals
+def _wall() -> datetime:
+    return datetime.now(UTC)
+
+
+def _delete_nodes(
+    memory: TenantMemory,
+    doomed: Iterable[str],
+    report: DeletionReport,
+    when: datetime,
+    relink: bool = True,
+    embedder: Embedder | None = None,
+) -> None:
+    from topologies.facts.chains import unlink_for_removal  # no import cycle at load time
+
+    graph = memory.graph
+    doomed = {graph.resolve(i) for i in doomed if graph.get(i) is not None}
+    affected = {n for d in doomed for n in graph.neighbors(d)} - doomed
+    if relink:
+        report.relinked += unlink_for_removal(memory, doomed, when)
+    for node_id in sorted(doomed):
+        node = graph.get(node_id)
+        if node is None:
+            continue
+        for name in (node.kind.value, POOL):
+            if name in memory.indexes and node_id in memory.indexes[name]:
+                memory.indexes[name].remove(node_id)
+        graph.remove_node(node_id)
+        report.deleted.setdefault(node.kind.value, []).append(node_id)
+    for absorbed, keeper in list(graph.aliases.items()):
+        if keeper in doomed or absorbed in doomed:
+            graph.remove_alias(absorbed)
+    if relink:
+        _redescribe(memory, affected, report, when, embedder)
+
+
+def _redescribe(
+    memory: TenantMemory,
+    affected: set[str],
+    report: DeletionReport,
+    when: datetime,
+    embedder: Embedder | None,
+) -> None:
+    """Nightly-written nodes that lost evidence are re-worded from what is left, so no quote
+    of deleted content survives in them; a core schema left with one member is removed."""
+    from topologies.text import label_from_texts
+
+    graph = memory.graph
+    for node_id in sorted(affected):
+        node = graph.get(node_id)
+        if node is None or not str(node.attrs.get("origin", "")).startswith("nightly"):
+            continue
+        if node.core:
+            members = [graph.node(e.src) for e in graph.in_edges(node_id, EdgeKind.PART_OF)]
+            if len(members) < 2:
+                _delete_nodes(memory, {node_id}, report, when, relink=False)
+                continue
+            domains = sorted({str(m.attrs.get("domain", m.category or "")) for m in members})
+            text = (
+                f"Across {', '.join(domains)}: {node.attrs.get('behaviour', '')} Member "
+                f"schemas: " + "; ".join(m.title for m in members)
+            )
+            graph.replace_node(node.model_copy(update={"text": text, "updated_at": when}))
+            _reembed(memory, node_id, embedder)
+            continue
+        texts = [
+            graph.node(e.src).text
+            for e in graph.in_edges(node_id, EdgeKind.GROUNDS)
+            if graph.node(e.src).kind == NodeKind.FACT
+        ]
+        if not texts:
+            continue
+        title = label_from_texts(texts, max_words=4)
+        if node.kind == NodeKind.INTENT:
+            title = f"Prepare: {title}"
+        graph.replace_node(
+            node.model_copy(
+                update={
+                    "title": title,
+                    "text": " | ".join(t[:160] for t in texts[:3]),
+                    "updated_at": when,
+                }
+            )
+        )
+        _reembed(memory, node_id, embedder)
+
+
+def _reembed(memory: TenantMemory, node_id: str, embedder: Embedder | None) -> None:
+    """A vector of a re-worded node must not keep encoding the deleted words."""
+    node = memory.graph.node(node_id)
+    index = memory.indexes.get(node.kind.value)
+    if index is None or node_id not in index:
+        return
+    if embedder is None:
+        index.remove(node_id)
+    else:
+        index.upsert(node_id, embedder.embed([node.embed_text])[0])
+
+
+def _scrub_event_refs(memory: TenantMemory, event_id: str) -> None:
+    """Remove the deleted event's id from the bookkeeping attrs of surviving nodes."""
+    for kind in (NodeKind.CONCEPT, NodeKind.INTENT):
+        for node in list(memory.graph.nodes(kind)):
+            if node.attrs.get("last_reinforced_by") == event_id:
+                attrs = {k: v for k, v in node.attrs.items() if k != "last_reinforced_by"}
+                memory.graph.replace_node(node.model_copy(update={"attrs": attrs}))
+
+
+def _audit(
+    memory: TenantMemory,
+    actor: str,
+    report: DeletionReport,
+    when: datetime | None,
+    ids: bool = True,
+) -> None:
+    seq = int(memory.meta.get(AUDIT_SEQ_KEY, 0)) + 1
+    memory.set_meta(AUDIT_SEQ_KEY, seq)
+    entry: dict[str, Any] = {
+        "seq": seq,
+        "at": (when or _wall()).isoformat(),
+        "actor": actor,
+        "action": report.action,
+        "event_hashes": report.event_hashes[:1000],
+        "counts": {k: len(v) for k, v in report.deleted.items()},
+        "relinked": report.relinked,
+    }
+    if ids:
+        entry["node_ids"] = report.deleted_ids[:5000]
+    memory.set_meta(f"{AUDIT_PREFIX}{seq}", entry)

@@ -1,0 +1,87 @@
+"""Supersedes chains: the whole revision arc of a FACT / CONCEPT, oldest first.
+
+A newer item points at the older one through ``node.supersedes`` and an edge
+``newer -SUPERSEDES-> older``; the older one back through ``node.superseded_by``. Both are
+followed (either may be missing), each step is O(degree), so a walk costs O(chain length).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from schemas.graph import EdgeKind, Node, NodeKind
+from topologies.graph import MemoryGraph
+
+CHAIN_KINDS = frozenset({NodeKind.FACT, NodeKind.CONCEPT})
+MAX_CHAIN = 256
+
+
+def _older(graph: MemoryGraph, node: Node) -> str | None:
+    if node.supersedes and graph.resolve(node.supersedes) in graph:
+        return graph.resolve(node.supersedes)
+    for edge in graph.out_edges(node.id, EdgeKind.SUPERSEDES):
+        return edge.dst
+    return None
+
+
+def _newer(graph: MemoryGraph, node: Node) -> str | None:
+    if node.superseded_by and graph.resolve(node.superseded_by) in graph:
+        return graph.resolve(node.superseded_by)
+    for edge in graph.in_edges(node.id, EdgeKind.SUPERSEDES):
+        return edge.src
+    return None
+
+
+def has_chain(graph: MemoryGraph, node: Node) -> bool:
+    return node.kind in CHAIN_KINDS and (
+        _older(graph, node) is not None or _newer(graph, node) is not None
+    )
+
+
+def chain_of(graph: MemoryGraph, node_id: str) -> list[Node]:
+    """The chain through ``node_id``, oldest first (just the node when it has no chain)."""
+    start = graph.get(node_id)
+    if start is None:
+        return []
+    if start.kind not in CHAIN_KINDS:
+        return [start]
+    seen = {start.id}
+    oldest = start
+    while len(seen) < MAX_CHAIN:
+        prev = _older(graph, oldest)
+        if prev is None or prev in seen:
+            break
+        found = graph.get(prev)
+        if found is None:
+            break
+        seen.add(prev)
+        oldest = found
+    arc = [oldest]
+    walked = {oldest.id}
+    current = oldest
+    while len(arc) < MAX_CHAIN:
+        nxt = _newer(graph, current)
+        if nxt is None or nxt in walked:
+            break
+        found = graph.get(nxt)
+        if found is None:
+            break
+        walked.add(nxt)
+        arc.append(found)
+        current = found
+    return arc
+
+
+def valid_at(node: Node, instant: datetime) -> bool:
+    """Belief validity: valid_from <= instant < valid_to (open ends allowed)."""
+    if node.valid_from is not None and node.valid_from > instant:
+        return False
+    return not (node.valid_to is not None and node.valid_to <= instant)
+
+
+def overlaps(node: Node, start: datetime, end: datetime) -> bool:
+    lo = node.valid_from or node.ts
+    hi = node.valid_to
+    if lo is not None and lo > end:
+        return False
+    return not (hi is not None and hi < start)

@@ -1,0 +1,502 @@
+"""Deterministic text analysis for the heuristic planner (no model, no network).
+
+- tokens and salient keywords (IDF from ``wordfreq``'s offline English word frequencies,
+  a stopword list when the package is missing);
+- concept labels drawn from a few texts (shared salient keywords or a shared noun phrase);
+- a small category lexicon;
+- entities (capitalised names, participants, ticket ids, emails, @mentions, threads);
+- dates and deadlines relative to the event time;
+- causal cues.
+
+Everything here is a pure function of its input; nothing is loaded at import time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from dateutil.relativedelta import relativedelta
+
+# ------------------------------------------------------------------------- words
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+STOPWORDS = _wordset(
+    """
+    a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could did didn't do does doesn't doing
+    don't down during each few for from further get got had hadn't has hasn't have haven't having he
+    he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in
+    into is isn't it it's its itself just let's like me more most much must my myself no nor not now
+    of off on once only or other ought our ours ourselves out over own please re same shall she
+    she'd she'll she's should shouldn't so some such than thanks thank that that's the their theirs
+    them themselves then there there's these they they'd they'll they're they've this those through
+    to too under until up upon us very via was wasn't we we'd we'll we're we've were weren't what
+    what's when when's where where's which while who who's whom why why's will with won't would
+    wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves hi hello hey dear
+    best regards cheers ok okay still already really maybe one two three four five six week weeks
+    today tomorrow yesterday tonight morning afternoon evening day days time next last new see
+    need needs make made know think want going go went come back take well good great sure done
+    per via etc pm am re fwd fw
+    """
+)
+MONTHS = {
+    "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
+    "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9,
+    "sept": 9, "september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12,
+    "december": 12,
+}  # fmt: skip
+WEEKDAYS = {
+    "mon": 0, "monday": 0, "tue": 1, "tues": 1, "tuesday": 1, "wed": 2, "wednesday": 2, "thu": 3,
+    "thur": 3, "thurs": 3, "thursday": 3, "fri": 4, "friday": 4, "sat": 5, "saturday": 5,
+    "sun": 6, "sunday": 6,
+}  # fmt: skip
+_CALENDAR_WORDS = frozenset(MONTHS) | frozenset(WEEKDAYS)
+
+_TOKEN = re.compile(r"[^\W\d_][\w'\-]*[^\W_]|[^\W\d_]", re.UNICODE)
+
+
+def tokens(text: str) -> list[str]:
+    """Word tokens in order, with their surface form (letters first, hyphens kept inside)."""
+    return _TOKEN.findall(text)
+
+
+@lru_cache(maxsize=65536)
+def zipf(word: str) -> float:
+    """Zipf frequency of an English word (0 = unseen, 7+ = 'the'); 3.0 without wordfreq."""
+    try:
+        from wordfreq import zipf_frequency
+    except ImportError:  # pragma: no cover - wordfreq is a declared dependency
+        return 0.0 if word in STOPWORDS else 3.0
+    return float(zipf_frequency(word, "en"))
+
+
+def idf(word: str) -> float:
+    """Salience of a word from its corpus rarity: common words ~0.5, rare words up to ~7."""
+    return max(0.5, 7.5 - zipf(word.lower()))
+
+
+def is_content_word(word: str) -> bool:
+    low = word.lower()
+    return (
+        len(low) > 2
+        and low not in STOPWORDS
+        and low not in _CALENDAR_WORDS
+        and not any(ch.isdigit() for ch in low)
+    )
+
+
+def keywords(text: str, k: int = 8, exclude: Iterable[str] = ()) -> list[str]:
+    """The k most salient lower-cased content words (tf * idf), ties broken alphabetically."""
+    skip = {w.lower() for w in exclude}
+    counts = Counter(w.lower() for w in tokens(text) if is_content_word(w))
+    scored = [(tf * idf(w), w) for w, tf in counts.items() if w not in skip]
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [w for _, w in scored[:k]]
+
+
+# ------------------------------------------------------------------------ labels
+
+
+def _phrases(text: str) -> list[list[str]]:
+    """Runs of content words not broken by a stopword, punctuation or a line break."""
+    runs: list[list[str]] = []
+    for chunk in re.split(r"[.,;:!?()\[\]\"\n/|]+", text):
+        run: list[str] = []
+        for word in chunk.split():
+            word = word.strip("'\"*#-_")
+            if word and _TOKEN.fullmatch(word) and is_content_word(word):
+                run.append(word)
+            else:
+                if run:
+                    runs.append(run)
+                run = []
+        if run:
+            runs.append(run)
+    return runs
+
+
+def _surface(word: str) -> str:
+    if word.isupper() and len(word) > 1:
+        return word  # keep acronyms (FLX, EPEX)
+    return word[:1].upper() + word[1:].lower() if word.islower() or word.istitle() else word
+
+
+LABEL_IDF_CAP = 4.5  # very rare words (names, codes) should not outrank topical nouns
+NAME_FACTOR = 0.6  # a word only ever seen capitalised mid-text is probably a name
+TITLE_FACTOR = 1.3  # words of a text's first line (its title) summarise it
+
+
+def _label_stats(
+    texts: Sequence[str], skip: set[str]
+) -> tuple[Counter[str], Counter[str], Counter[tuple[str, str]], dict[str, str], set[str]]:
+    doc_words: Counter[str] = Counter()
+    in_title: Counter[str] = Counter()
+    doc_pairs: Counter[tuple[str, str]] = Counter()
+    surface: dict[str, str] = {}
+    common: set[str] = set()  # words seen in lower case somewhere
+    for text in texts:
+        title = text.split("\n", 1)[0]
+        seen_words: set[str] = set()
+        seen_pairs: set[tuple[str, str]] = set()
+        for run in _phrases(text):
+            low = [w.lower() for w in run]
+            for word, form in zip(low, run, strict=True):
+                if word in skip or "_" in word:
+                    continue
+                surface.setdefault(word, form)
+                seen_words.add(word)
+                if form.islower():
+                    common.add(word)
+            seen_pairs.update(p for p in itertools.pairwise(low) if skip.isdisjoint(p))
+        doc_words.update(seen_words)
+        in_title.update({w.lower() for w in tokens(title)} & seen_words)
+        doc_pairs.update(seen_pairs)
+    return doc_words, in_title, doc_pairs, surface, common
+
+
+def label_from_texts(texts: Sequence[str], max_words: int = 4, exclude: Iterable[str] = ()) -> str:
+    """A short Title Case label: the best phrase shared by the texts, else shared keywords.
+
+    A word scores document frequency x capped IDF, less for likely names, more when it is
+    in a title; a two-word phrase found in at least two texts wins when it scores as well
+    as the best single word. Ties keep the reading order of the first text.
+    """
+    skip = {w.lower() for w in exclude}
+    doc_words, in_title, doc_pairs, surface, common = _label_stats(texts, skip)
+    if not doc_words:
+        return "Untitled"
+    order = {word: i for i, word in enumerate(surface)}
+    min_df = 2 if len(texts) > 1 and max(doc_words.values()) >= 2 else 1
+
+    def score(word: str) -> float:
+        value = doc_words[word] * min(idf(word), LABEL_IDF_CAP)
+        if word not in common and not surface[word].isupper():
+            value *= NAME_FACTOR
+        if in_title[word]:
+            value *= TITLE_FACTOR
+        return value
+
+    words = sorted((w for w in doc_words if doc_words[w] >= min_df),
+                   key=lambda w: (-score(w), order[w]))  # fmt: skip
+    pairs = [p for p, df in doc_pairs.items() if df >= max(2, min_df) and p[0] != p[1]]
+    pairs.sort(key=lambda p: (-(score(p[0]) + score(p[1])), order[p[0]], order[p[1]]))
+    if pairs and score(pairs[0][0]) + score(pairs[0][1]) >= 1.2 * score(words[0]):
+        chosen = list(pairs[0])
+    else:
+        chosen = sorted(words[: min(max_words, 2)], key=lambda w: order[w])
+    return " ".join(_surface(surface[w]) for w in chosen[:max_words])
+
+
+# -------------------------------------------------------------------- categories
+
+CATEGORY_LEXICON: dict[str, frozenset[str]] = {
+    "work": _wordset(
+        "launch project meeting sync review deck deadline release roadmap client customer "
+        "stakeholder sprint standup ticket bug deploy staging production migration manager "
+        "team office quarterly okr presentation exec partner demo feature pricing contract"
+    ),
+    "health": _wordset(
+        "doctor dentist tooth teeth molar crown clinic appointment pain health hospital "
+        "prescription physio therapy medication symptoms checkup vaccine insurance krankenkasse "
+        "run running training pace marathon workout gym injury sleep"
+    ),
+    "travel": _wordset(
+        "flight flights airport hotel trip travel passport visa booking train luggage holiday "
+        "vacation itinerary boarding check-in thailand bangkok journey"
+    ),
+    "finance": _wordset(
+        "invoice payment pay paid bank tax taxes refund budget salary rent transfer bill "
+        "account paypal price cost costs euro eur savings loan"
+    ),
+    "family_social": _wordset(
+        "birthday party gift friends friend family mum mom dad mama papa sister brother kids "
+        "dinner wedding celebration guests surprise drinks cinema"
+    ),
+    "home": _wordset(
+        "apartment flat landlord ceiling bathroom kitchen plumber leak repair heating "
+        "hausverwaltung water damage renovation furniture cleaning garden"
+    ),
+    "admin": _wordset(
+        "form forms application appointment bürgeramt registration certificate document "
+        "documents signature contract renewal paperwork office id license permit"
+    ),
+    "learning": _wordset(
+        "course class lesson study learn learning book reading lecture exam homework tutorial "
+        "language german spanish workshop"
+    ),
+}
+
+
+def categorize(text: str) -> str:
+    """The lexicon category with most hits (ties: lexicon order); 'general' when none."""
+    counts = Counter(w.lower() for w in tokens(text))
+    best, best_hits = "general", 0
+    for category, lexicon in CATEGORY_LEXICON.items():
+        hits = sum(n for word, n in counts.items() if word in lexicon)
+        if hits > best_hits:
+            best, best_hits = category, hits
+    return best
+
+
+# ---------------------------------------------------------------------- entities
+
+_TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", re.UNICODE)
+_MENTION = re.compile(r"(?<![\w@.])@([A-Za-z][\w.\-]{1,40}[A-Za-z0-9])")
+_CHANNEL = re.compile(r"(?<![\w&])#([a-z][a-z0-9_\-]{2,40})\b")
+_CAPWORD = re.compile(r"[A-ZÄÖÜ][\w'’\-]*", re.UNICODE)
+_SENTENCE_END = re.compile(r"[.!?:\n]\s*$")
+_NAME_SKIP = frozenset({"i", "re", "fwd", "fw", "ok", "dear", "hi", "hello", "hey", "thanks"})
+
+ENTITY_WEIGHT = {"ticket": 2.0, "thread": 1.5, "email": 0.5, "person": 0.5, "name": 0.75,
+                 "mention": 1.0, "channel": 0.5}  # fmt: skip
+
+
+def _name_words(text: str) -> list[tuple[int, int, str]]:
+    """Capitalised words that look like names: not a common word at a sentence start."""
+    found = []
+    for match in _CAPWORD.finditer(text):
+        word = match.group(0).strip("'’-")
+        low = word.lower()
+        if len(low) < 2 or low in STOPWORDS or low in _CALENDAR_WORDS or low in _NAME_SKIP:
+            continue
+        before = text[max(0, match.start() - 3) : match.start()]
+        at_start = match.start() == 0 or bool(_SENTENCE_END.search(before))
+        limit = 3.5 if at_start else 5.0
+        if zipf(low) >= limit:
+            continue
+        found.append((match.start(), match.end(), word))
+    return found
+
+
+def _names(text: str) -> list[str]:
+    """Runs of adjacent name words ("Farida Osei"), and each run's first word."""
+    words = _name_words(text)
+    runs: list[list[str]] = []
+    last_end = -10
+    for start, end, word in words:
+        if runs and text[last_end:start] == " " and len(runs[-1]) < 3:
+            runs[-1].append(word)
+        else:
+            runs.append([word])
+        last_end = end
+    out: list[str] = []
+    for run in runs:
+        out.append(" ".join(run).lower())
+        if len(run) > 1:
+            out.append(run[0].lower())
+    return out
+
+
+def _participant_entities(participant: str) -> list[str]:
+    out = [f"email:{m.group(0).lower()}" for m in _EMAIL.finditer(participant)]
+    name = _EMAIL.sub("", participant).strip(" <>\"'")
+    name = re.sub(r"\s+", " ", name)
+    if name and not name.startswith("@"):
+        out.append(f"person:{name.lower()}")
+        first = name.split(" ")[0].lower()
+        if " " in name:
+            out.append(f"name:{first}")
+        else:
+            out.append(f"name:{name.lower()}")
+    return out
+
+
+def extract_entities(
+    text: str,
+    participants: Sequence[str] = (),
+    thread: str | None = None,
+    owner: str | None = None,
+) -> list[str]:
+    """Typed entity keys ("ticket:flx-142", "name:farida osei", ...), sorted and unique.
+
+    ``owner`` (the tenant) is dropped: the user is in every event and links nothing.
+    """
+    found: set[str] = set()
+    found.update(f"ticket:{m.group(0).lower()}" for m in _TICKET.finditer(text))
+    found.update(f"email:{m.group(0).lower()}" for m in _EMAIL.finditer(text))
+    without_emails = _EMAIL.sub(" ", text)
+    found.update(f"mention:{m.group(1).lower()}" for m in _MENTION.finditer(without_emails))
+    found.update(f"name:{m.group(1).lower()}" for m in _MENTION.finditer(without_emails))
+    found.update(f"channel:{m.group(1).lower()}" for m in _CHANNEL.finditer(without_emails))
+    found.update(f"name:{name}" for name in _names(_TICKET.sub(" ", without_emails)))
+    for participant in participants:
+        found.update(_participant_entities(participant))
+    if thread:
+        found.add(f"thread:{thread.lower()}")
+    if owner:
+        own = owner.lower()
+        found = {e for e in found if own not in re.split(r"[\W_]+", e.split(":", 1)[1])}
+    return sorted(found)
+
+
+def entity_weight(entity: str) -> float:
+    return ENTITY_WEIGHT.get(entity.split(":", 1)[0], 1.0)
+
+
+# ------------------------------------------------------------------ causal cues
+
+_CAUSAL = re.compile(
+    r"\b(because|due to|caused|causes|causing|so that|as a result|therefore|thus|hence|"
+    r"consequently|led to|leads to|owing to|since the|after the [\w\s\-]{1,40}?"
+    r"(failed|broke|crashed|slipped|was cancelled|was canceled))\b",
+    re.IGNORECASE,
+)
+
+
+def has_causal_cue(text: str) -> bool:
+    return _CAUSAL.search(text) is not None
+
+
+# --------------------------------------------------------------------- dates
+
+
+@dataclass(frozen=True)
+class DateMention:
+    """A date found in text, resolved against the event time."""
+
+    when: datetime
+    deadline: bool  # a deadline cue (by, due, until, before, ...) precedes it
+    phrase: str
+    has_time: bool = False
+
+
+_MONTH_RE = "|".join(sorted(MONTHS, key=len, reverse=True))
+_WEEKDAY_RE = "|".join(sorted(WEEKDAYS, key=len, reverse=True))
+_DAY_FIRST = re.compile(
+    rf"\b(?:(?:{_WEEKDAY_RE})\.?,?\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\.?\s+({_MONTH_RE})\.?"
+    rf"(?:,?\s+(\d{{4}}))?\b",
+    re.IGNORECASE,
+)
+_MONTH_FIRST = re.compile(
+    rf"\b(?:(?:{_WEEKDAY_RE})\.?,?\s+)?({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"(?:,?\s+(\d{{4}}))?",
+    re.IGNORECASE,
+)
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?\b")
+_WEEKDAY = re.compile(rf"\b(?:(next|this|on|by|until|before)\s+)?({_WEEKDAY_RE})\b\.?", re.I)
+_RELATIVE = re.compile(
+    r"\b(tomorrow|day after tomorrow|next week|end of (?:the )?week|end of (?:the )?month|"
+    r"in (\d{1,2}) (days?|weeks?))\b",
+    re.IGNORECASE,
+)
+_CLOCK = re.compile(r"^(?:,?\s*(?:at|from|,)?\s*)(\d{1,2})[:.](\d{2})\b(?!\s*/km)")
+_DEADLINE_CUE = re.compile(
+    r"\b(by|due|deadline|until|till|before|no later than|latest|expires?)\b"
+    r"[^.!?\n]{0,24}$",
+    re.IGNORECASE,
+)
+MAX_DATES = 4
+
+
+def _resolve_year(month: int, day: int, year: int | None, ref: datetime) -> datetime | None:
+    """Date without a year: the one nearest the event time, preferring the coming months."""
+    try:
+        if year is not None:
+            return ref.replace(year=year, month=month, day=day, hour=0, minute=0, second=0,
+                               microsecond=0)  # fmt: skip
+        candidate = ref.replace(month=month, day=day, hour=0, minute=0, second=0, microsecond=0)
+    except ValueError:
+        return None
+    if candidate < ref - timedelta(days=60):
+        candidate = candidate.replace(year=candidate.year + 1)
+    return candidate
+
+
+def _with_clock(text: str, end: int, when: datetime) -> tuple[datetime, bool]:
+    match = _CLOCK.match(text[end : end + 16])
+    if match is None:
+        return when, False
+    hour, minute = int(match.group(1)), int(match.group(2))
+    if hour > 23 or minute > 59:
+        return when, False
+    return when.replace(hour=hour, minute=minute), True
+
+
+def _midnight(ref: datetime) -> datetime:
+    return ref.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _relative(phrase: str, amount: str | None, unit: str | None, ref: datetime) -> datetime:
+    low = phrase.lower()
+    day = _midnight(ref)
+    if low == "tomorrow":
+        return day + timedelta(days=1)
+    if low == "day after tomorrow":
+        return day + timedelta(days=2)
+    if low == "next week":
+        return day + relativedelta(days=1, weekday=0)  # next Monday
+    if low.startswith("end of") and "week" in low:
+        return day + relativedelta(weekday=4)  # Friday
+    if low.startswith("end of"):
+        return day + relativedelta(day=31)
+    n = int(amount or 0)
+    return day + (timedelta(weeks=n) if (unit or "").startswith("week") else timedelta(days=n))
+
+
+def find_dates(text: str, ref: datetime) -> list[DateMention]:
+    """Dates and deadlines in text, resolved relative to ``ref`` (the event time), in order.
+
+    Explicit dates ('14 Nov', 'Nov 14', '2026-11-19', 'Thu 19 Nov, 14:00'), weekdays ('by
+    Friday': the next such day after ``ref``), 'tomorrow', 'next week', 'in 3 days'.
+    Dates far in the past (over 30 days before ``ref``) are ignored.
+    """
+    spans: list[tuple[int, int, datetime, bool]] = []
+
+    def taken(start: int, end: int) -> bool:
+        return any(start < e and s < end for s, e, _, _ in spans)
+
+    def add(start: int, end: int, when: datetime | None, has_time: bool = False) -> None:
+        if when is not None and not taken(start, end):
+            spans.append((start, end, when, has_time))
+
+    for m in _ISO.finditer(text):
+        try:
+            when = ref.replace(year=int(m.group(1)), month=int(m.group(2)), day=int(m.group(3)),
+                               hour=int(m.group(4) or 0), minute=int(m.group(5) or 0), second=0,
+                               microsecond=0)  # fmt: skip
+        except ValueError:
+            continue
+        add(m.start(), m.end(), when, m.group(4) is not None)
+    for m in _DAY_FIRST.finditer(text):
+        year = int(m.group(3)) if m.group(3) else None
+        day = _resolve_year(MONTHS[m.group(2).lower()], int(m.group(1)), year, ref)
+        if day is not None:
+            add(m.start(), m.end(), *_with_clock(text, m.end(), day))
+    for m in _MONTH_FIRST.finditer(text):
+        year = int(m.group(3)) if m.group(3) else None
+        day = _resolve_year(MONTHS[m.group(1).lower()], int(m.group(2)), year, ref)
+        if day is not None:
+            add(m.start(), m.end(), *_with_clock(text, m.end(), day))
+    for m in _RELATIVE.finditer(text):
+        day = _relative(m.group(1), m.group(2), m.group(3), ref)
+        add(m.start(), m.end(), *_with_clock(text, m.end(), day))
+    for m in _WEEKDAY.finditer(text):
+        word = m.group(2)
+        if len(word) <= 4 and not word[0].isupper():
+            continue  # "sun", "sat", "wed" as plain words
+        ahead = (WEEKDAYS[word.lower()] - ref.weekday()) % 7 or 7  # the next such day
+        day = _midnight(ref) + timedelta(days=ahead)
+        add(m.start(2), m.end(), *_with_clock(text, m.end(), day))
+    spans.sort(key=lambda s: s[0])
+    found: list[DateMention] = []
+    seen: set[datetime] = set()
+    for start, end, when, has_time in spans:
+        if when < ref - timedelta(days=30) or when > ref + timedelta(days=730) or when in seen:
+            continue
+        seen.add(when)
+        deadline = _DEADLINE_CUE.search(text[max(0, start - 40) : start]) is not None
+        found.append(DateMention(when, deadline, text[start:end].strip(), has_time))
+        if len(found) >= MAX_DATES:
+            break
+    return found
