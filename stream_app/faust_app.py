@@ -27,6 +27,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, cast
 
 import faust
@@ -57,6 +58,11 @@ OPTIONAL_ROUTERS = ("stream_app.api_read",)
 FORWARDED = "x-foldmem-forwarded"
 _TENANT_PATH = re.compile(r"^/tenants/([^/]+)(?:/|$)")
 
+
+
+def faust_datadir(settings: Settings) -> Path:
+    """Faust's own local files (table metadata) live in the data dir, per app id."""
+    return settings.data_dir / "faust" / settings.kafka_app_id
 
 class FoldError(FoldmemError):
     """The engine failed on an event (a bug): it is dead-lettered with this reason."""
@@ -166,11 +172,12 @@ class KafkaWorker:
             host = socket.gethostbyname(socket.gethostname())
         self.url = f"http://{host}:{settings.api_port}"
         timeout = settings.kafka_session_timeout
+        faust_datadir(settings).parent.mkdir(parents=True, exist_ok=True)
         self.app = faust.App(
             settings.kafka_app_id,
             broker=broker_urls(settings.kafka_broker_list),
             store="memory://",
-            datadir=str(settings.data_dir / "faust" / settings.kafka_app_id),  # not the CWD
+            datadir=str(faust_datadir(settings)),  # under the data dir, not the CWD
             autodiscover=False,
             web_enabled=False,
             canonical_url=self.url,

@@ -132,7 +132,26 @@ def _surface(word: str) -> str:
 
 
 LABEL_IDF_CAP = 4.5  # very rare words (names, codes) should not outrank topical nouns
-NAME_FACTOR = 0.6  # a word only ever seen capitalised mid-text is probably a name
+NAME_FACTOR = 0.3  # a word only ever seen capitalised mid-text is probably a name
+
+
+def topicality(word: str) -> float:
+    """How well a word names a topic: ordinary English nouns (Zipf 2.5-5.5: 'laptop',
+    'budget', 'deployment') beat jargon, codes and foreign words (unseen or very rare), and
+    very common words say little. Labels are read by people; 'Hiring' beats 'Agnieszka'."""
+    low = word.lower()
+    z = zipf(low)
+    if z < 1.5:
+        value = 0.25
+    elif z < 2.5:
+        value = 0.6
+    elif z <= 5.5:
+        value = 1.0
+    else:
+        value = 0.5
+    if "-" in low or "'" in low:
+        value *= 0.5
+    return value
 TITLE_FACTOR = 1.3  # words of a text's first line (its title) summarise it
 
 
@@ -179,21 +198,23 @@ def label_from_texts(texts: Sequence[str], max_words: int = 4, exclude: Iterable
     min_df = 2 if len(texts) > 1 and max(doc_words.values()) >= 2 else 1
 
     def score(word: str) -> float:
-        value = doc_words[word] * min(idf(word), LABEL_IDF_CAP)
+        value = doc_words[word] * (1.0 + 0.15 * min(idf(word), LABEL_IDF_CAP)) * topicality(word)
         if word not in common and not surface[word].isupper():
             value *= NAME_FACTOR
         if in_title[word]:
             value *= TITLE_FACTOR
         return value
 
-    words = sorted((w for w in doc_words if doc_words[w] >= min_df),
-                   key=lambda w: (-score(w), order[w]))  # fmt: skip
+    # every word competes (document frequency is part of the score), so a topical word of one
+    # member can beat a name all members share
+    words = sorted(doc_words, key=lambda w: (-score(w), order[w]))
     pairs = [p for p, df in doc_pairs.items() if df >= max(2, min_df) and p[0] != p[1]]
     pairs.sort(key=lambda p: (-(score(p[0]) + score(p[1])), order[p[0]], order[p[1]]))
     if pairs and score(pairs[0][0]) + score(pairs[0][1]) >= 1.2 * score(words[0]):
         chosen = list(pairs[0])
     else:
-        chosen = sorted(words[: min(max_words, 2)], key=lambda w: order[w])
+        second = words[1:2] if len(words) > 1 and score(words[1]) >= 0.8 * score(words[0]) else []
+        chosen = sorted([words[0], *second][:max_words], key=lambda w: order[w])
     return " ".join(_surface(surface[w]) for w in chosen[:max_words])
 
 

@@ -178,16 +178,16 @@ async def test_timeout_retries_then_falls_back(
     make_rig: Callable[..., Rig], make_event: Any
 ) -> None:
     rig = make_rig(timeout_s=0.3, max_retries=1)
-    rig.fake.push(Reply(delay=8.0, content=VALID), Reply(delay=8.0, content=VALID))
+    rig.fake.push(Reply(delay=60.0, content=VALID), Reply(delay=60.0, content=VALID))
     started = time.perf_counter()
     result = await fold(rig, make_event("Flux sync"))
-    assert time.perf_counter() - started < 6.0  # gave up long before a slow reply came
+    assert time.perf_counter() - started < 30.0  # gave up long before the slow replies
     assert rig.fake.calls == 2 and rig.heuristic.calls == 1 and result.status == "folded"
 
 
 async def test_timeout_then_success(make_rig: Callable[..., Rig], make_event: Any) -> None:
     rig = make_rig(timeout_s=0.3)
-    rig.fake.push(Reply(delay=8.0, content=VALID), Reply(content=VALID))
+    rig.fake.push(Reply(delay=60.0, content=VALID), Reply(content=VALID))
     result = await fold(rig, make_event("Flux sync"))
     assert result.planner == "llm" and concepts(rig) == ["Flux Tariffs launch"]
 

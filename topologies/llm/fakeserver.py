@@ -10,6 +10,7 @@ import this module only from tests and benchmarks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from collections import deque
@@ -98,6 +99,7 @@ class FakeOpenAI:
         self.in_flight = 0
         self.max_in_flight = 0
         self._runner: web.AppRunner | None = None
+        self._closing = asyncio.Event()
         self.port = 0
 
     @property
@@ -112,6 +114,7 @@ class FakeOpenAI:
         self.script.extend(replies)
 
     async def start(self) -> FakeOpenAI:
+        self._closing = asyncio.Event()
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
         self._runner = web.AppRunner(app, access_log=None)
@@ -124,6 +127,7 @@ class FakeOpenAI:
         return self
 
     async def stop(self) -> None:
+        self._closing.set()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -145,8 +149,9 @@ class FakeOpenAI:
                 return self._error(400, "response_format type json_schema is not supported")
             reply = self.script.popleft() if self.script else self.handler(body)
             delay = reply.delay + self.latency
-            if delay:
-                await asyncio.sleep(delay)
+            if delay:  # a slow model; wakes early when the server stops (fast teardown)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closing.wait(), timeout=delay)
             if reply.status != 200:
                 return self._error(reply.status, reply.error, reply.headers)
             return self._ok(body, reply)
