@@ -131,6 +131,12 @@ def _surface(word: str) -> str:
     return word[:1].upper() + word[1:].lower() if word.islower() or word.istitle() else word
 
 
+# words that never name a topic: units of time and money, hedges, confirmations
+LABEL_SKIP = _wordset(
+    "minute minutes hour hours day days week weeks month months year years beyond eur euro "
+    "euros usd dollars confirmed confirm confirmation reminder update updates quick free "
+    "finally thanks please sorry okay yes hey hello hi regards best cheers"
+)
 LABEL_IDF_CAP = 4.5  # very rare words (names, codes) should not outrank topical nouns
 NAME_FACTOR = 0.3  # a word only ever seen capitalised mid-text is probably a name
 
@@ -190,7 +196,7 @@ def label_from_texts(texts: Sequence[str], max_words: int = 4, exclude: Iterable
     in a title; a two-word phrase found in at least two texts wins when it scores as well
     as the best single word. Ties keep the reading order of the first text.
     """
-    skip = {w.lower() for w in exclude}
+    skip = {w.lower() for w in exclude} | LABEL_SKIP
     doc_words, in_title, doc_pairs, surface, common = _label_stats(texts, skip)
     if not doc_words:
         return "Untitled"
@@ -252,7 +258,7 @@ CATEGORY_LEXICON: dict[str, frozenset[str]] = {
         "documents signature contract renewal paperwork office id license permit"
     ),
     "learning": _wordset(
-        "course class lesson study learn learning book reading lecture exam homework tutorial "
+        "course class lesson study learn learning reading lecture exam homework tutorial "
         "language german spanish workshop"
     ),
 }
