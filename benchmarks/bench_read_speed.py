@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import RESULTS, machine, quiet_logs, stamp
+from benchmarks.synthetic import SYLLABLES
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.query import QueryRequest
 from topologies.embedding import HashingEmbedder
@@ -30,28 +31,6 @@ from topologies.memory import TenantMemory
 from topologies.read import Reader
 
 DIM = 384
-_SYL = (
-    "ka",
-    "lo",
-    "mi",
-    "ren",
-    "sa",
-    "to",
-    "vel",
-    "dor",
-    "in",
-    "ar",
-    "be",
-    "cu",
-    "fen",
-    "gra",
-    "hal",
-    "jo",
-    "ki",
-    "lum",
-    "nor",
-    "pe",
-)
 
 
 def _rss_mb() -> float:
@@ -66,7 +45,7 @@ def build(size: int, seed: int = 7) -> tuple[TenantMemory, list[str]]:
     rng = random.Random(seed)
     nprng = np.random.default_rng(seed)
     topics = [
-        [("".join(rng.choice(_SYL) for _ in range(3))) for _ in range(8)]
+        [("".join(rng.choice(SYLLABLES) for _ in range(3))) for _ in range(8)]
         for _ in range(max(20, size // 200))
     ]
     t0 = datetime(2026, 1, 5, tzinfo=UTC)
@@ -77,7 +56,7 @@ def build(size: int, seed: int = 7) -> tuple[TenantMemory, list[str]]:
     for i in range(n_events):
         topic = rng.randrange(len(topics))
         topic_of.append(topic)
-        words = rng.sample(topics[topic], 4) + rng.sample(list(_SYL), 2)
+        words = rng.sample(topics[topic], 4) + rng.sample(list(SYLLABLES), 2)
         ts = t0 + timedelta(minutes=7 * i)
         nodes.append(
             Node(
@@ -133,7 +112,7 @@ def build(size: int, seed: int = 7) -> tuple[TenantMemory, list[str]]:
                 id=f"f{f}",
                 kind=NodeKind.FACT,
                 tenant="bench",
-                text=f"fact {' '.join(rng.sample(list(_SYL), 3))}",
+                text=f"fact {' '.join(rng.sample(list(SYLLABLES), 3))}",
                 ts=ts,
                 created_at=ts,
                 updated_at=ts,

@@ -40,7 +40,7 @@ _COMMON = [
     "week",
     "time",
 ]
-_SYLLABLES = [
+SYLLABLES = [
     "ka",
     "lo",
     "mi",
@@ -67,7 +67,7 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 
 
 def _word(rng: random.Random, parts: int) -> str:
-    return "".join(rng.choice(_SYLLABLES) for _ in range(parts))
+    return "".join(rng.choice(SYLLABLES) for _ in range(parts))
 
 
 class SyntheticStream:

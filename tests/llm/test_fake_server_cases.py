@@ -9,6 +9,7 @@ from typing import Any
 
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
+from topologies.llm import BreakerState
 from topologies.llm.fakeserver import Reply
 from topologies.memory import event_node_id
 
@@ -220,3 +221,16 @@ async def test_missing_usage_is_estimated(make_rig: Callable[..., Rig], make_eve
     await fold(rig, make_event("Flux sync"))
     row = rig.ledger.tenant("alice")
     assert row["estimated_calls"] == 1 and row["tokens_in"] > 100
+
+
+async def test_server_answering_json_schema_with_a_500_is_a_capability_not_an_outage(
+    make_rig: Callable[..., Rig], make_event: Any
+) -> None:
+    rig = make_rig()
+    rig.fake.reject_json_schema = True
+    rig.fake.reject_status = 500  # what llama-cpp-python's server does
+    result = await fold(rig, make_event("Flux sync"))
+    formats = [(b.get("response_format") or {}).get("type") for b in rig.fake.requests]
+    assert formats == ["json_schema", "json_object"]
+    assert result.planner == "llm" and rig.heuristic.calls == 0  # the model's own plan
+    assert rig.planner.breaker.state == BreakerState.CLOSED

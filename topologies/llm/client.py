@@ -87,6 +87,14 @@ class LLMReply:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _rejects_format(exc: openai.APIStatusError) -> bool:
+    """The server refused the response_format we sent (whatever status it used to say so)."""
+    text = f"{exc.message} {exc.body}".lower()
+    return "response_format" in text and any(
+        word in text for word in ("json_schema", "json_object", "literal_error", "not supported")
+    )
+
+
 def _retry_after(exc: openai.APIStatusError) -> float | None:
     headers = exc.response.headers
     value = headers.get("retry-after-ms")
@@ -213,6 +221,18 @@ class LLMClient:
                     continue
                 raise LLMError(f"the model server rejected the request: {exc}") from exc
             except openai.APIStatusError as exc:
+                lower = LADDER.index(mode) + 1
+                if (
+                    self.config.structured_output == "auto"
+                    and lower < len(LADDER)
+                    and _rejects_format(exc)
+                ):
+                    # some servers (llama-cpp-python) answer an unknown response_format with
+                    # a 500 validation error instead of a 400: that is a capability, not an outage
+                    log.info("llm_format_rejected", mode=mode, next=LADDER[lower],
+                             status=exc.status_code, **ctx)  # fmt: skip
+                    mode = LADDER[lower]
+                    continue
                 if exc.status_code == 429 or exc.status_code >= 500:
                     transient_attempts += 1
                     await self._backoff(

@@ -93,6 +93,7 @@ class FakeOpenAI:
     ) -> None:
         self.handler = handler
         self.reject_json_schema = reject_json_schema
+        self.reject_status = 400  # llama-cpp-python answers 500 with a validation error
         self.latency = latency
         self.script: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
@@ -146,7 +147,11 @@ class FakeOpenAI:
         try:
             fmt = (body.get("response_format") or {}).get("type")
             if self.reject_json_schema and fmt == "json_schema":
-                return self._error(400, "response_format type json_schema is not supported")
+                return self._error(
+                    self.reject_status,
+                    "1 validation error: ('body', 'response_format', 'type') literal_error: "
+                    "Input should be 'text' or 'json_object' (json_schema is not supported)",
+                )
             reply = self.script.popleft() if self.script else self.handler(body)
             delay = reply.delay + self.latency
             if delay:  # a slow model; wakes early when the server stops (fast teardown)
