@@ -27,6 +27,7 @@ from topologies.config import EngineConfig
 from topologies.embedding import Embedder, HashingEmbedder, MiniLmOnnxEmbedder
 from topologies.engine import FoldEngine
 from topologies.heuristic_planner import HeuristicPlanner
+from topologies.vector_index import use_single_thread
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -36,6 +37,7 @@ def build_embedder(name: str) -> Embedder:
 
 
 async def run(max_nodes: int, window: int, embedder_name: str) -> list[dict[str, float]]:
+    use_single_thread()  # as the runtime does (stream_app.factory.build_engine)
     embedder = build_embedder(embedder_name)
     config = EngineConfig()
     engine = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)

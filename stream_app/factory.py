@@ -20,6 +20,7 @@ from topologies.config import EngineConfig
 from topologies.embedding import Embedder, HashingEmbedder, MiniLmOnnxEmbedder, OpenAIEmbedder
 from topologies.engine import FoldEngine
 from topologies.planner import Planner
+from topologies.vector_index import use_single_thread
 
 PlannerFactory = Callable[[Settings, Embedder, EngineConfig], tuple[Planner, Planner | None]]
 
@@ -75,6 +76,7 @@ def build_planner(
 
 def build_engine(settings: Settings, embedder: Embedder | None = None) -> FoldEngine:
     config = settings.engine_config()
+    use_single_thread()  # FAISS: single-query searches, no OpenMP pool contention
     embedder = embedder or build_embedder(settings)
     planner, fallback = build_planner(settings, embedder, config)
     engine = FoldEngine(embedder, planner, config, fallback=fallback)

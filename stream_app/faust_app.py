@@ -59,10 +59,10 @@ FORWARDED = "x-foldmem-forwarded"
 _TENANT_PATH = re.compile(r"^/tenants/([^/]+)(?:/|$)")
 
 
-
 def faust_datadir(settings: Settings) -> Path:
     """Faust's own local files (table metadata) live in the data dir, per app id."""
     return settings.data_dir / "faust" / settings.kafka_app_id
+
 
 class FoldError(FoldmemError):
     """The engine failed on an event (a bug): it is dead-lettered with this reason."""

@@ -158,6 +158,8 @@ def topicality(word: str) -> float:
     if "-" in low or "'" in low:
         value *= 0.5
     return value
+
+
 TITLE_FACTOR = 1.3  # words of a text's first line (its title) summarise it
 
 

