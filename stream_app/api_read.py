@@ -13,24 +13,18 @@ from schemas.query import QueryRequest, QueryResponse, RecallRequest, RecallResp
 from stream_app.api_core import HubDep
 from stream_app.hub import MemoryHub
 from stream_app.store import StaleTenantError
-from topologies.read import Reader
 
 router = APIRouter(tags=["read"])
 _RETRIES = 3
 
 
-def reader_for(hub: MemoryHub) -> Reader:
-    """One Reader (lexical indexes, timelines) per hub, created on first use."""
-    return hub.reader
-
-
 def run_query(hub: MemoryHub, tenant: str, request: QueryRequest) -> QueryResponse:
-    return reader_for(hub).query(hub.view(tenant), request)
+    return hub.reader.query(hub.view(tenant), request)
 
 
 async def run_recall(hub: MemoryHub, tenant: str, request: RecallRequest) -> RecallResponse:
     """Cued recall under the tenant's lock; the recall history is persisted before returning."""
-    reader = reader_for(hub)
+    reader = hub.reader
     async with hub.lock(tenant):
         for attempt in range(_RETRIES):
             memory = hub.view(tenant)

@@ -318,14 +318,11 @@ def _intent_command(target: IntentStatus, verb: str) -> Callable[..., None]:
         note: Annotated[str, typer.Option("--note", help="Why (kept with the change).")] = "",
         data_dir: DataDir = None,
     ) -> None:
-        from stream_app.factory import build_hub
+        from stream_app.factory import open_hub
 
         settings = settings_for(data_dir=data_dir)
-        hub = build_hub(settings)
-        try:
+        with open_hub(settings) as hub:
             messages = asyncio.run(hub.set_intent_status(tenant, intent_id, target, note))
-        finally:
-            hub.store.close()
         if not messages:
             typer.echo(f"intent {intent_id} is already {target.value}")
 
@@ -335,14 +332,11 @@ def _intent_command(target: IntentStatus, verb: str) -> Callable[..., None]:
 
 def sweep(data_dir: DataDir = None, tenant: TenantOpt = None) -> None:
     """Run the decay sweep now: prune edges whose decayed weight fell below the floor."""
-    from stream_app.factory import build_hub
+    from stream_app.factory import open_hub
 
     settings = settings_for(data_dir=data_dir)
-    hub = build_hub(settings)
-    try:
+    with open_hub(settings) as hub:
         changed = asyncio.run(hub.sweep(tenant))
-    finally:
-        hub.store.close()
     for name, count in sorted(changed.items()):
         typer.echo(f"{name}: {count} items changed")
 

@@ -16,7 +16,9 @@ import typer
 
 from schemas.errors import ConfigError, FoldmemError
 from schemas.events import RawEvent
-from stream_app.settings import Settings, load_settings
+from stream_app.cli import fail as _fail
+from stream_app.cli import settings_for as _settings
+from stream_app.settings import load_settings
 
 BrokersOpt = Annotated[
     str | None,
@@ -24,22 +26,8 @@ BrokersOpt = Annotated[
         "--brokers", help="Kafka brokers, comma-separated host:port (FOLDMEM_KAFKA_BROKERS)."
     ),
 ]
-TopicOpt = Annotated[str | None, typer.Option("--topic", help="Topic (default from settings).")]
-
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
-
-
-def _settings(**overrides: Any) -> Settings:
-    from stream_app.logging import configure_logging
-
-    settings = load_settings(**overrides)
-    configure_logging(settings)
-    return settings
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
-    return typer.Exit(2)
+TopicOpt = Annotated[str | None, typer.Option("--topic", help="Topic (default from settings).")]
 
 
 def worker(

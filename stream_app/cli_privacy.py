@@ -7,6 +7,7 @@ API (:mod:`stream_app.privacy_hub`): under the tenant's lock, persisted to the s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,11 +24,11 @@ Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output
 Actor = Annotated[str | None, typer.Option("--actor", help="Who asks (audit log); default $USER.")]
 
 
-def _hub(data_dir: Path | None) -> Any:
+def _hub(data_dir: Path | None) -> contextlib.AbstractContextManager[Any]:
     from stream_app.cli import settings_for
-    from stream_app.factory import build_hub
+    from stream_app.factory import open_hub
 
-    return build_hub(settings_for(data_dir=data_dir))
+    return open_hub(settings_for(data_dir=data_dir))
 
 
 def _echo(data: Any) -> None:
@@ -53,11 +54,8 @@ def forget_event_command(
     """Hard-delete an event and what was grounded only in it; a re-sent copy is refused."""
     from stream_app.privacy_hub import forget_event
 
-    hub = _hub(data_dir)
-    try:
+    with _hub(data_dir) as hub:
         report = asyncio.run(forget_event(hub, tenant, event_id, _actor(actor)))
-    finally:
-        hub.store.close()
     if as_json:
         _echo(report.summary())
         return
@@ -78,11 +76,8 @@ def forget_tenant_command(
 
     if not yes and not typer.confirm(f"Forget everything about tenant {tenant!r}?"):
         raise typer.Exit(1)
-    hub = _hub(data_dir)
-    try:
+    with _hub(data_dir) as hub:
         report = asyncio.run(forget_whole_tenant(hub, tenant, _actor(actor)))
-    finally:
-        hub.store.close()
     summary = report.summary()
     summary.pop("deleted_ids", None)
     if as_json:
@@ -99,11 +94,8 @@ def export_command(
     """Export everything held about a tenant as JSON (inferred layers marked inferred)."""
     from stream_app.privacy_hub import export
 
-    hub = _hub(data_dir)
-    try:
+    with _hub(data_dir) as hub:
         data = export(hub, tenant)
-    finally:
-        hub.store.close()
     blob = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
     if out is None:
         typer.echo(blob.decode())
@@ -129,15 +121,12 @@ def layers_command(
     from stream_app.privacy_hub import change_layers
     from topologies.privacy import layers
 
-    hub = _hub(data_dir)
-    try:
+    with _hub(data_dir) as hub:
         changes = {**{n: True for n in enable or []}, **{n: False for n in disable or []}}
         if changes or purge:
             state = asyncio.run(change_layers(hub, tenant, changes, purge, _actor(actor)))
         else:
             state = layers(hub.view(tenant))
-    finally:
-        hub.store.close()
     if as_json:
         _echo(state)
         return
@@ -149,11 +138,8 @@ def audit_command(tenant: Tenant, data_dir: DataDir = None) -> None:
     """The tenant's deletion audit log (who, when, which ids; never content)."""
     from topologies.privacy import audit_log
 
-    hub = _hub(data_dir)
-    try:
+    with _hub(data_dir) as hub:
         _echo(audit_log(hub.view(tenant)))
-    finally:
-        hub.store.close()
 
 
 def consolidate_command(
@@ -165,11 +151,8 @@ def consolidate_command(
     """Run the nightly engine (cluster facts, induce schemas/intents, sweep) for a tenant now."""
     from stream_app.privacy_hub import consolidate
 
-    hub = _hub(data_dir)
-    try:
+    with _hub(data_dir) as hub:
         report = asyncio.run(consolidate(hub, tenant, budget))
-    finally:
-        hub.store.close()
     summary = report.summary()
     if as_json:
         _echo(summary)

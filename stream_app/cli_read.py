@@ -51,7 +51,7 @@ def query_command(
     """Search a tenant's memory (BM25 + dense + graph; never an LLM); cites event ids."""
     from stream_app.api_read import run_query
     from stream_app.cli import cli_errors, settings_for
-    from stream_app.factory import build_hub
+    from stream_app.factory import open_hub
 
     @cli_errors
     def go() -> None:
@@ -59,11 +59,8 @@ def query_command(
         request = QueryRequest(
             text=text, k=k, kinds=_kinds(kind), as_of=as_of, between=between, expand=not no_expand
         )
-        hub = build_hub(settings_for(data_dir=data_dir))
-        try:
+        with open_hub(settings_for(data_dir=data_dir)) as hub:
             response = run_query(hub, tenant, request)
-        finally:
-            hub.store.close()
         if as_json:
             typer.echo(response.model_dump_json(indent=2))
             return
@@ -87,16 +84,13 @@ def recall_command(
     """Cued recall (Hou et al.): memories with p >= threshold; records the recall."""
     from stream_app.api_read import run_recall
     from stream_app.cli import cli_errors, settings_for
-    from stream_app.factory import build_hub
+    from stream_app.factory import open_hub
 
     @cli_errors
     def go() -> None:
         request = RecallRequest(text=text, threshold=threshold, limit=limit, kinds=_kinds(kind))
-        hub = build_hub(settings_for(data_dir=data_dir))
-        try:
+        with open_hub(settings_for(data_dir=data_dir)) as hub:
             response = asyncio.run(run_recall(hub, tenant, request))
-        finally:
-            hub.store.close()
         if as_json:
             typer.echo(response.model_dump_json(indent=2))
             return

@@ -7,8 +7,9 @@ adds its planner by adding a line here (for example the LLM planner).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from schemas.errors import ConfigError
@@ -124,3 +125,13 @@ def build_hub(
     except BaseException:
         store.close()
         raise
+
+
+@contextlib.contextmanager
+def open_hub(settings: Settings) -> Iterator[MemoryHub]:
+    """A hub for one CLI command; its store is closed on the way out."""
+    hub = build_hub(settings)
+    try:
+        yield hub
+    finally:
+        hub.store.close()

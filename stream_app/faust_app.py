@@ -47,7 +47,7 @@ from stream_app.kafka_state import KafkaTenantState
 from stream_app.metrics import CONTENT_TYPE, WorkerMetrics
 from stream_app.settings import Settings
 from topologies.engine import FoldEngine, FoldResult
-from topologies.memory import TenantMemory
+from topologies.memory import ChangeSet, TenantMemory
 
 log = structlog.get_logger(__name__)
 
@@ -316,27 +316,23 @@ class KafkaWorker:
                 await self.deadletter(message, str(exc))
                 return None
 
+    def _write_stored(self, stored: ChangeSet) -> None:
+        self.state.write([stored])
+
     async def _fold_locked(self, event: RawEvent) -> FoldResult:
         started = time.perf_counter()
         memory = self.state.memory(event.tenant)
-        try:
-            ingested = self.engine.ingest(memory, event)
-        except Exception as exc:  # a bug, not the input's fault: keep the bytes and the reason
-            raise FoldError(f"ingest failed: {type(exc).__name__}: {exc}") from exc
-        event = ingested.event or event  # a revision of a known id is stored under its own id
-        if ingested.changes is not None:
-            self.state.write([ingested.changes])  # raw persist before planning
-        if memory.event_state(event.id) == "folded":
-            self.metrics.events_folded.labels(status="duplicate").inc()
-            return FoldResult(event.tenant, event.id, ingested.node_id, status="duplicate")
-        try:
-            result = await self.engine.fold_stored(memory, event)
+        try:  # the raw event reaches the changelog before any planner runs
+            result = await self.engine.fold(memory, event, on_stored=self._write_stored)
         except Exception as exc:  # planner failures are handled inside; this is a bug
             raise FoldError(f"fold failed: {type(exc).__name__}: {exc}") from exc
+        if result.status == "duplicate":
+            self.metrics.events_folded.labels(status="duplicate").inc()
+            return result
         # intents are confirmed before the state that says "folded": a crash in between
         # re-emits them with the same message_id instead of losing them
         await self.publish(result.messages)
-        records = self.state.write(result.changes)
+        records = self.state.write(result.fold_changes)
         self.metrics.state_records.inc(records)
         self.metrics.events_folded.labels(status=result.status).inc()
         self.metrics.fold_seconds.observe(time.perf_counter() - started)

@@ -169,21 +169,18 @@ class MemoryHub:
     async def _fold_locked(
         self, memory: TenantMemory, event: RawEvent, checkpoints: CheckpointFn | None
     ) -> FoldResult:
-        ingested = self.engine.ingest(memory, event)
-        event = ingested.event or event  # a revision of a known id is stored under its own id
-        if ingested.changes is not None:
-            self.persist(memory.tenant, [ingested.changes])
-        if memory.event_state(event.id) == "folded":
-            return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
-        result = await self.engine.fold_stored(memory, event)
+        tenant = memory.tenant
+        result = await self.engine.fold(
+            memory, event, on_stored=lambda stored: self.persist(tenant, [stored])
+        )
+        if result.status == "duplicate":
+            return result
         self.persist(
-            memory.tenant,
-            result.changes,
+            tenant,
+            result.fold_changes,
             messages=result.messages,
             checkpoints=checkpoints() if checkpoints else (),
         )
-        if ingested.changes is not None:
-            result.changes.insert(0, ingested.changes)
         return result
 
     async def recover(self) -> int:

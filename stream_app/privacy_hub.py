@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 
 from stream_app.hub import MemoryHub
-from stream_app.store import StaleTenantError, Store
+from stream_app.store import StaleTenantError
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.nightly.induce import LLMInductor
 from topologies.nightly.run import NightlyReport, run_nightly, run_nightly_async
@@ -30,15 +30,6 @@ from topologies.privacy import (
 
 log = structlog.get_logger(__name__)
 _RETRIES = 3
-
-
-def purge_outbox(store: Store, tenant: str, intent_ids: list[str] | None) -> int:
-    """Delete outbox rows of a tenant (all, or those of ``intent_ids``)."""
-    return store.purge_outbox(tenant, intent_ids)
-
-
-def scrub_store(store: Store) -> None:
-    store.scrub()
 
 
 def _after_write(hub: MemoryHub, memory: TenantMemory, changes: ChangeSet) -> None:
@@ -72,7 +63,7 @@ async def _locked_write(
                     raise
                 continue
             _after_write(hub, memory, changes)
-            scrub_store(hub.store)
+            hub.store.scrub()
             return result
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -86,7 +77,7 @@ async def forget_event(hub: MemoryHub, tenant: str, event_id: str, actor: str) -
     )
     intents = report.deleted.get("INTENT", [])
     if intents:
-        purge_outbox(hub.store, tenant, intents)
+        hub.store.purge_outbox(tenant, intents)
     return report
 
 
@@ -94,7 +85,7 @@ async def forget_whole_tenant(hub: MemoryHub, tenant: str, actor: str) -> Deleti
     report: DeletionReport = await _locked_write(
         hub, tenant, lambda m: forget_tenant(m, actor=actor), lambda r: r.changes, create=False
     )
-    purge_outbox(hub.store, tenant, None)
+    hub.store.purge_outbox(tenant, None)
     return report
 
 

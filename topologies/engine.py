@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -64,11 +65,17 @@ class FoldResult:
     status: str  # folded | duplicate | fallback | empty
     planner: str = ""
     ops: int = 0
-    changes: list[ChangeSet] = field(default_factory=list)
+    changes: list[ChangeSet] = field(default_factory=list)  # the stored raw event first
     messages: list[IntentMessage] = field(default_factory=list)
     error: str | None = None
     plan_seconds: float = 0.0
     fold_seconds: float = 0.0
+    stored: ChangeSet | None = None  # the ingest commit (already handed to ``on_stored``)
+
+    @property
+    def fold_changes(self) -> list[ChangeSet]:
+        """What the fold itself changed, without the ingest commit."""
+        return [c for c in self.changes if c is not self.stored]
 
 
 def event_fingerprint(event: RawEvent) -> str:
@@ -159,6 +166,7 @@ class FoldEngine:
             if revised is None:
                 return IngestResult(event.id, node_id, duplicate=True, event=event)
             event, previous = revised
+            fingerprint = event_fingerprint(event)  # of the event as stored (replays match it)
             node_id = event_node_id(memory.tenant, event.id)
             if memory.event_state(event.id) is not None:
                 return IngestResult(event.id, node_id, duplicate=True, event=event)
@@ -231,15 +239,27 @@ class FoldEngine:
             pool.remove(node_id)
 
     # ------------------------------------------------------------------- fold
-    async def fold(self, memory: TenantMemory, event: RawEvent) -> FoldResult:
-        """Ingest then fold; a duplicate is a no-op, a revision folds as a new EVENT node."""
+    async def fold(
+        self,
+        memory: TenantMemory,
+        event: RawEvent,
+        on_stored: Callable[[ChangeSet], None] | None = None,
+    ) -> FoldResult:
+        """Ingest then fold; a duplicate is a no-op, a revision folds as a new EVENT node.
+
+        ``on_stored`` receives the ingest ChangeSet before any planner runs: a runtime persists
+        it there, so a planner failure or a crash never loses the raw event.
+        """
         ingested = self.ingest(memory, event)
         event = ingested.event or event
-        if ingested.duplicate and memory.event_state(event.id) == "folded":
+        if ingested.changes is not None and on_stored is not None:
+            on_stored(ingested.changes)
+        if memory.event_state(event.id) == "folded":
             return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
         result = await self.fold_stored(memory, event)
         if ingested.changes is not None:
             result.changes.insert(0, ingested.changes)
+            result.stored = ingested.changes
         return result
 
     async def fold_stored(self, memory: TenantMemory, event: RawEvent) -> FoldResult:

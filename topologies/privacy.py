@@ -20,7 +20,8 @@ to persist (store, lexical index and Kafka changelogs all apply ChangeSets).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -101,8 +102,7 @@ def set_layers(
             raise PrivacyError(f"unknown layer {name!r}; known: {', '.join(LAYERS)}")
     current = layers(memory)
     wanted = {**current, **{k: bool(v) for k, v in changes.items()}}
-    memory.begin()
-    try:
+    with _transaction(memory):
         if wanted != current or LAYERS_KEY not in memory.meta:
             memory.set_meta(LAYERS_KEY, wanted)
         if purge:
@@ -116,9 +116,6 @@ def set_layers(
                 report = DeletionReport(tenant=memory.tenant, action="purge_layers")
                 _delete_nodes(memory, doomed, report, now or _wall(), embedder=embedder)
                 _audit(memory, actor, report, now)
-    except BaseException:
-        memory.rollback()
-        raise
     return memory.commit()
 
 
@@ -255,8 +252,7 @@ def delete_event(
         action="forget_event",
         event_hashes=[event_hash(memory.tenant, event_id)],
     )
-    memory.begin()
-    try:
+    with _transaction(memory):
         revisions = _revisions(memory, event_id)  # the event and its edited versions
         seeds = {node_id for node_id, _ in revisions}
         report.found = bool(seeds) or memory.event_state(event_id) is not None
@@ -274,9 +270,6 @@ def delete_event(
             memory.set_meta(key, None)
         memory.set_meta(f"{TOMBSTONE_PREFIX}{report.event_hashes[0]}", {"at": when.isoformat()})
         _audit(memory, actor, report, when)
-    except BaseException:
-        memory.rollback()
-        raise
     report.changes = memory.commit()
     log.info(
         "event_forgotten",
@@ -318,13 +311,9 @@ def delete_node(
         return delete_event(memory, node.source_event_id, actor=actor, now=now, embedder=embedder)
     when = now or _wall()
     report = DeletionReport(tenant=memory.tenant, action="forget_node")
-    memory.begin()
-    try:
+    with _transaction(memory):
         _delete_nodes(memory, cascade(memory, {node.id}), report, when, embedder=embedder)
         _audit(memory, actor, report, when)
-    except BaseException:
-        memory.rollback()
-        raise
     report.changes = memory.commit()
     return report
 
@@ -341,8 +330,7 @@ def forget_tenant(
         n.source_event_id for n in memory.graph.nodes(NodeKind.EVENT) if n.source_event_id
     }
     report.event_hashes = sorted(event_hash(memory.tenant, e) for e in event_ids)
-    memory.begin()
-    try:
+    with _transaction(memory):
         _delete_nodes(memory, {n.id for n in memory.graph.nodes()}, report, when, relink=False)
         for absorbed in list(memory.graph.aliases):
             memory.graph.remove_alias(absorbed)
@@ -357,9 +345,6 @@ def forget_tenant(
         for digest in report.event_hashes:
             memory.set_meta(f"{TOMBSTONE_PREFIX}{digest}", {"at": when.isoformat()})
         _audit(memory, actor, report, when, ids=False)
-    except BaseException:
-        memory.rollback()
-        raise
     report.changes = memory.commit()
     log.info(
         "tenant_forgotten",
@@ -380,6 +365,17 @@ def audit_log(memory: TenantMemory) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------- internals
 def _wall() -> datetime:
     return datetime.now(UTC)
+
+
+@contextmanager
+def _transaction(memory: TenantMemory) -> Iterator[None]:
+    """Open the tenant transaction; roll it back if the body raises (the caller commits)."""
+    memory.begin()
+    try:
+        yield
+    except BaseException:
+        memory.rollback()
+        raise
 
 
 def _delete_nodes(

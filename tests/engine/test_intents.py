@@ -59,6 +59,17 @@ def only_intent(memory: TenantMemory) -> str:
     return intent
 
 
+async def with_intent(
+    embedder: HashingEmbedder, make_event: MakeEvent, config: EngineConfig | None = None
+) -> tuple[FoldEngine, TenantMemory, list[RawEvent], str]:
+    """Alice's first four events folded: the engine, her memory, the stream and its one intent."""
+    engine = make_engine(embedder, config)
+    memory = engine.new_memory("alice")
+    events = stream(make_event)
+    await fold_all(engine, memory, events[:4])
+    return engine, memory, events, only_intent(memory)
+
+
 # ---------------------------------------------------------------------- emergence
 async def test_an_intent_crystallises_when_two_linked_concepts_gather_evidence(
     embedder: HashingEmbedder, make_event: MakeEvent
@@ -168,11 +179,7 @@ async def test_replaying_the_stream_yields_the_same_intent_ids_and_graph(
 async def test_lifecycle_pending_scheduled_resolved_emits_status_changes(
     embedder: HashingEmbedder, make_event: MakeEvent
 ) -> None:
-    engine = make_engine(embedder)
-    memory = engine.new_memory("alice")
-    events = stream(make_event)
-    await fold_all(engine, memory, events[:4])
-    intent = only_intent(memory)
+    engine, memory, events, intent = await with_intent(embedder, make_event)
     now = events[3].ts
 
     _, scheduled = engine.set_intent_status(memory, intent, IntentStatus.ACTION_SCHEDULED, now)
@@ -192,11 +199,8 @@ async def test_lifecycle_pending_scheduled_resolved_emits_status_changes(
 async def test_invalid_transitions_are_refused(
     embedder: HashingEmbedder, make_event: MakeEvent
 ) -> None:
-    engine = make_engine(embedder)
-    memory = engine.new_memory("alice")
-    events = stream(make_event)
-    await fold_all(engine, memory, events[:4])
-    intent, now = only_intent(memory), events[3].ts
+    engine, memory, events, intent = await with_intent(embedder, make_event)
+    now = events[3].ts
     engine.set_intent_status(memory, intent, IntentStatus.REJECTED, now)
     before = dump(memory)
     for target in (IntentStatus.PENDING, IntentStatus.RESOLVED, IntentStatus.DEFERRED):
@@ -218,11 +222,8 @@ async def test_invalid_transitions_are_refused(
 async def test_a_deferred_intent_can_come_back_to_pending(
     embedder: HashingEmbedder, make_event: MakeEvent
 ) -> None:
-    engine = make_engine(embedder)
-    memory = engine.new_memory("alice")
-    events = stream(make_event)
-    await fold_all(engine, memory, events[:4])
-    intent, now = only_intent(memory), events[3].ts
+    engine, memory, events, intent = await with_intent(embedder, make_event)
+    now = events[3].ts
     engine.set_intent_status(memory, intent, IntentStatus.DEFERRED, now)
     _, messages = engine.set_intent_status(memory, intent, IntentStatus.PENDING, now)
     assert messages[0].previous_status == IntentStatus.DEFERRED
@@ -232,11 +233,8 @@ async def test_a_deferred_intent_can_come_back_to_pending(
 async def test_a_resolved_intent_does_not_reemerge_from_its_own_evidence(
     embedder: HashingEmbedder, make_event: MakeEvent
 ) -> None:
-    engine = make_engine(embedder)
-    memory = engine.new_memory("alice")
-    events = stream(make_event)
-    await fold_all(engine, memory, events[:4])
-    engine.set_intent_status(memory, only_intent(memory), IntentStatus.RESOLVED, events[3].ts)
+    engine, memory, events, intent = await with_intent(embedder, make_event)
+    engine.set_intent_status(memory, intent, IntentStatus.RESOLVED, events[3].ts)
     await fold_all(engine, memory, events[4:])
     assert memory.graph.count(NodeKind.INTENT) == 1
 
@@ -265,11 +263,7 @@ async def test_emission_raises_the_category_threshold_toward_the_density(
 async def test_feedback_moves_the_threshold_by_ema(
     embedder: HashingEmbedder, make_event: MakeEvent, status: IntentStatus, factor: float | None
 ) -> None:
-    engine = make_engine(embedder)
-    memory = engine.new_memory("alice")
-    events = stream(make_event)
-    await fold_all(engine, memory, events[:4])
-    intent = only_intent(memory)
+    engine, memory, events, intent = await with_intent(embedder, make_event)
     density = memory.graph.node(intent).attrs["density"]
     before = memory.meta[KEY]
 
@@ -283,21 +277,15 @@ async def test_feedback_moves_the_threshold_by_ema(
 
 async def test_the_threshold_is_clamped(embedder: HashingEmbedder, make_event: MakeEvent) -> None:
     config = EngineConfig(intents=IntentConfig(max_threshold=3.2, min_threshold=2.9))
-    engine = make_engine(embedder, config)
-    memory = engine.new_memory("alice")
-    events = stream(make_event)
-    await fold_all(engine, memory, events[:4])
-    engine.set_intent_status(memory, only_intent(memory), IntentStatus.REJECTED, events[3].ts)
+    engine, memory, events, intent = await with_intent(embedder, make_event, config)
+    engine.set_intent_status(memory, intent, IntentStatus.REJECTED, events[3].ts)
     assert memory.meta[KEY] == 3.2
 
 
 async def test_a_rejection_makes_the_next_emission_of_the_category_harder(
     embedder: HashingEmbedder, make_event: MakeEvent
 ) -> None:
-    engine = make_engine(embedder)
-    memory = engine.new_memory("alice")
-    events = stream(make_event)
-    await fold_all(engine, memory, events[:4])
+    engine, memory, events, intent = await with_intent(embedder, make_event)
     emitted_at = memory.meta[KEY]
-    engine.set_intent_status(memory, only_intent(memory), IntentStatus.REJECTED, events[3].ts)
+    engine.set_intent_status(memory, intent, IntentStatus.REJECTED, events[3].ts)
     assert memory.meta[KEY] > emitted_at > 3.0

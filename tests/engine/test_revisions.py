@@ -68,3 +68,21 @@ async def test_revisions_chain_to_the_latest_version(
     third = await eng.fold(memory, first.model_copy(update={"body": "Friday 13:30"}))
     assert memory.graph.node(third.node_id).supersedes == second.node_id
     assert memory.graph.node(second.node_id).supersedes == event_node_id("alice", "chat-3")
+
+
+async def test_a_stored_revision_replayed_after_a_crash_folds_once_and_stays_one_revision(
+    embedder: HashingEmbedder, make_event: Callable[..., RawEvent]
+) -> None:
+    from topologies.engine import node_to_event
+
+    eng = engine(embedder)
+    memory = eng.new_memory("alice")
+    first = make_event("Lunch with Mia", "Friday 12:00", id="chat-9", source="chat")
+    await eng.fold(memory, first)
+    stored = eng.ingest(memory, first.model_copy(update={"body": "Friday 13:00"}))
+    assert stored.event is not None and memory.event_state(stored.event.id) == "stored"
+    # a crash before the fold; recovery rebuilds the event from its stored node
+    replayed = node_to_event(memory.graph.node(stored.node_id))
+    result = await eng.fold(memory, replayed)
+    assert result.event_id == stored.event.id and result.status != "duplicate"
+    assert memory.graph.count(NodeKind.EVENT) == 2

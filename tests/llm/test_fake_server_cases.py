@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
+
+from llm_helpers import Rig, new_concept, plan_json
+from llm_helpers import fold as fold_folded
 
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
@@ -13,41 +15,13 @@ from topologies.llm import BreakerState
 from topologies.llm.fakeserver import Reply
 from topologies.memory import event_node_id
 
-Rig = Any  # tests/llm/conftest.py Rig (conftest modules are not importable)
-
-
-def plan_json(*ops: dict[str, Any]) -> str:
-    return json.dumps({"ops": list(ops), "notes": ""})
-
-
-NEW_CONCEPT = (
-    {
-        "op": "ADD_NODE",
-        "ref": "n1",
-        "kind": "CONCEPT",
-        "title": "Flux Tariffs launch",
-        "text": "",
-        "reasoning": "theme",
-        "grounded_in": ["E"],
-    },
-    {
-        "op": "ADD_EDGE",
-        "src": "E",
-        "dst": "n1",
-        "kind": "GROUNDS",
-        "reasoning": "evidence",
-        "grounded_in": ["E"],
-    },
-)
-VALID = plan_json(*NEW_CONCEPT)
+VALID = plan_json(*new_concept("Flux Tariffs launch"))
 
 
 async def fold(rig: Rig, event: RawEvent) -> Any:
-    memory = rig.memory(event.tenant)
-    result = await rig.engine.fold(memory, event)
+    result = await fold_folded(rig, event)
     node_id = event_node_id(event.tenant, event.id)
-    assert memory.event_state(event.id) == "folded"  # nothing lost, ever
-    assert memory.graph.node(node_id).title == event.title
+    assert rig.memory(event.tenant).graph.node(node_id).title == event.title
     return result
 
 

@@ -7,44 +7,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from llm_helpers import Rig, fold, new_concept, plan_json
+
 from schemas.graph import EdgeKind, NodeKind
 from topologies.llm import BreakerState, CircuitBreaker
 from topologies.llm.fakeserver import Reply
 from topologies.memory import event_node_id
 
-Rig = Any  # tests/llm/conftest.py Rig
-
-VALID = json.dumps(
-    {
-        "ops": [
-            {
-                "op": "ADD_NODE",
-                "ref": "n1",
-                "kind": "CONCEPT",
-                "title": "Standup",
-                "text": "",
-                "reasoning": "theme",
-                "grounded_in": ["E"],
-            },
-            {
-                "op": "ADD_EDGE",
-                "src": "E",
-                "dst": "n1",
-                "kind": "GROUNDS",
-                "reasoning": "evidence",
-                "grounded_in": ["E"],
-            },
-        ],
-        "notes": "",
-    }
-)
-
-
-async def fold(rig: Rig, event: Any) -> Any:
-    memory = rig.memory(event.tenant)
-    result = await rig.engine.fold(memory, event)
-    assert memory.event_state(event.id) == "folded"
-    return result
+VALID = plan_json(*new_concept("Standup"))
 
 
 def test_breaker_state_machine() -> None:

@@ -7,53 +7,58 @@ walk follows the pointers, so it costs O(chain length) whatever the size of the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from schemas.graph import Edge, EdgeKind, Node
+from topologies.graph import MemoryGraph
 from topologies.memory import TenantMemory
 
 MAX_CHAIN = 10_000  # guards a corrupted (cyclic) chain
 
 
+def walk(
+    graph: MemoryGraph, start: Node, step: Callable[[Node], str | None], limit: int
+) -> list[Node]:
+    """``start`` and the nodes reached by repeating ``step`` (an id or None), at most ``limit``
+    nodes; stops at a missing node or a node already walked (a corrupted, cyclic chain)."""
+    path = [start]
+    seen = {start.id}
+    node = start
+    while len(path) < limit:
+        nxt_id = step(node)
+        if nxt_id is None or nxt_id in seen:
+            break
+        nxt = graph.get(nxt_id)
+        if nxt is None:
+            break
+        seen.add(nxt_id)
+        path.append(nxt)
+        node = nxt
+    return path
+
+
+def _newer(node: Node) -> str | None:
+    return node.superseded_by or None
+
+
+def _older(node: Node) -> str | None:
+    return node.supersedes or None
+
+
 def head_of(memory: TenantMemory, node_id: str) -> Node:
     """The newest revision of the chain holding ``node_id``."""
-    node = memory.graph.node(node_id)
-    for _ in range(MAX_CHAIN):
-        if not node.superseded_by:
-            return node
-        nxt = memory.graph.get(node.superseded_by)
-        if nxt is None:
-            return node
-        node = nxt
-    return node
+    return walk(memory.graph, memory.graph.node(node_id), _newer, MAX_CHAIN + 1)[-1]
 
 
 def tail_of(memory: TenantMemory, node_id: str) -> Node:
     """The oldest revision of the chain holding ``node_id``."""
-    node = memory.graph.node(node_id)
-    for _ in range(MAX_CHAIN):
-        if not node.supersedes:
-            return node
-        prev = memory.graph.get(node.supersedes)
-        if prev is None:
-            return node
-        node = prev
-    return node
+    return walk(memory.graph, memory.graph.node(node_id), _older, MAX_CHAIN + 1)[-1]
 
 
 def chain_of(memory: TenantMemory, node_id: str) -> list[Node]:
     """The whole revision arc through ``node_id``, oldest first: O(chain length)."""
-    node = tail_of(memory, node_id)
-    arc = [node]
-    for _ in range(MAX_CHAIN):
-        if not node.superseded_by:
-            break
-        nxt = memory.graph.get(node.superseded_by)
-        if nxt is None:
-            break
-        arc.append(nxt)
-        node = nxt
-    return arc
+    return walk(memory.graph, tail_of(memory, node_id), _newer, MAX_CHAIN + 1)
 
 
 def link(memory: TenantMemory, new_id: str, old_id: str, when: datetime) -> None:

@@ -32,6 +32,7 @@ from topologies.facts.reconcile import Decision, ReconcileConfig, reconcile
 from topologies.memory import TenantMemory, event_node_id, stable_id
 from topologies.privacy import layer_enabled
 from topologies.scope import FoldScope
+from topologies.vector_index import Vector
 
 log = structlog.get_logger(__name__)
 
@@ -119,7 +120,7 @@ class FactStep:
                 report.duplicates += 1
                 continue
             if decision.op == "UPDATE" and decision.target is not None:
-                self._update(memory, scope, decision.target, item, ev_node, when)
+                self._update(memory, scope, decision.target, item, vectors[index], ev_node)
                 report.updated.append(decision.target)
                 continue
             new_id = fact_id(memory.tenant, event.id, index)
@@ -150,7 +151,7 @@ class FactStep:
         scope: FoldScope,
         node_id: str,
         item: ExtractedItem,
-        vector: object,
+        vector: Vector,
         ev_node: str,
         when: datetime,
         decision: Decision,
@@ -181,18 +182,9 @@ class FactStep:
             attrs=attrs,
         )
         memory.graph.add_node(node)
-        memory.indexes["FACT"].upsert(node_id, vector)  # type: ignore[arg-type]
+        memory.indexes["FACT"].upsert(node_id, vector)
         if ev_node in memory.graph:
-            memory.graph.put_edge(
-                Edge(
-                    src=node_id,
-                    dst=ev_node,
-                    kind=EdgeKind.DERIVED_FROM,
-                    w0=0.9,
-                    t_last=scope.now,
-                    created_at=scope.now,
-                )
-            )
+            memory.graph.put_edge(_edge(node_id, ev_node, EdgeKind.DERIVED_FROM, 0.9, scope.now))
         scope.touch(node_id)
         scope.created.add(node_id)
 
@@ -202,8 +194,8 @@ class FactStep:
         scope: FoldScope,
         target: str,
         item: ExtractedItem,
+        vector: Vector,
         ev_node: str,
-        when: datetime,
     ) -> None:
         node = memory.graph.node(target)
         changes: dict[str, object] = {
@@ -212,17 +204,12 @@ class FactStep:
         }
         if len(item.text) > len(node.text):
             changes.update(text=item.text, title=item.text[:120])
-            memory.indexes["FACT"].upsert(target, self.embedder.embed([item.text])[0])
+            memory.indexes["FACT"].upsert(target, vector)  # already embedded in apply()
         memory.graph.replace_node(node.model_copy(update=changes))
         if ev_node in memory.graph and memory.graph.edge(ev_node, target, EdgeKind.GROUNDS) is None:
-            memory.graph.put_edge(
-                Edge(
-                    src=ev_node,
-                    dst=target,
-                    kind=EdgeKind.GROUNDS,
-                    w0=1.0,
-                    t_last=scope.now,
-                    created_at=scope.now,
-                )
-            )
+            memory.graph.put_edge(_edge(ev_node, target, EdgeKind.GROUNDS, 1.0, scope.now))
         scope.touch(target)
+
+
+def _edge(src: str, dst: str, kind: EdgeKind, w0: float, now: datetime) -> Edge:
+    return Edge(src=src, dst=dst, kind=kind, w0=w0, t_last=now, created_at=now)

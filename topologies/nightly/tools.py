@@ -10,7 +10,7 @@ the same actions, and disabled layers drop their actions.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,40 +98,37 @@ def actions_to_plan(
                     AddEdge(src=fact, dst=target, kind=EdgeKind.GROUNDS, reasoning=reasoning[:200])
                 )
 
+    def create(
+        action: CreateSchema | CreateIntention,
+        kind: NodeKind,
+        attrs: dict[str, object],
+        **extra: Any,
+    ) -> None:
+        refs[action.ref] = kind
+        ops.append(
+            AddNode(
+                ref=action.ref,
+                kind=kind,
+                title=action.title,
+                text=action.description,
+                category=action.category[:64],
+                attrs=attrs,
+                reasoning=action.reasoning,
+                **extra,
+            )
+        )
+
     for action in actions:
         if isinstance(action, CreateSchema):
             if not concepts or action.ref in refs:
                 continue
-            refs[action.ref] = NodeKind.CONCEPT
-            ops.append(
-                AddNode(
-                    ref=action.ref,
-                    kind=NodeKind.CONCEPT,
-                    title=action.title,
-                    text=action.description,
-                    category=action.category[:64],
-                    attrs={"schema": True, "origin": planner},
-                    reasoning=action.reasoning,
-                )
-            )
+            create(action, NodeKind.CONCEPT, {"schema": True, "origin": planner})
             ground(action.ref, action.evidence, "schema evidence")
         elif isinstance(action, CreateIntention):
             supporters = [s for s in dict.fromkeys(action.supporting) if known(s)]
             if not intents or action.ref in refs or len(supporters) < 2:
                 continue
-            refs[action.ref] = NodeKind.INTENT
-            ops.append(
-                AddNode(
-                    ref=action.ref,
-                    kind=NodeKind.INTENT,
-                    title=action.title,
-                    text=action.description,
-                    category=action.category[:64],
-                    deadline=action.deadline,
-                    attrs={"origin": planner},
-                    reasoning=action.reasoning,
-                )
-            )
+            create(action, NodeKind.INTENT, {"origin": planner}, deadline=action.deadline)
             ground(action.ref, action.evidence, "intention evidence")
             for supporter in supporters:
                 ops.append(AddEdge(src=supporter, dst=action.ref, kind=EdgeKind.TRIGGERS))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from schemas.graph import EdgeKind, Node, NodeKind
+from topologies.facts.chains import walk
 from topologies.graph import MemoryGraph
 
 CHAIN_KINDS = frozenset({NodeKind.FACT, NodeKind.CONCEPT})
@@ -45,31 +46,8 @@ def chain_of(graph: MemoryGraph, node_id: str) -> list[Node]:
         return []
     if start.kind not in CHAIN_KINDS:
         return [start]
-    seen = {start.id}
-    oldest = start
-    while len(seen) < MAX_CHAIN:
-        prev = _older(graph, oldest)
-        if prev is None or prev in seen:
-            break
-        found = graph.get(prev)
-        if found is None:
-            break
-        seen.add(prev)
-        oldest = found
-    arc = [oldest]
-    walked = {oldest.id}
-    current = oldest
-    while len(arc) < MAX_CHAIN:
-        nxt = _newer(graph, current)
-        if nxt is None or nxt in walked:
-            break
-        found = graph.get(nxt)
-        if found is None:
-            break
-        walked.add(nxt)
-        arc.append(found)
-        current = found
-    return arc
+    oldest = walk(graph, start, lambda n: _older(graph, n), MAX_CHAIN)[-1]
+    return walk(graph, oldest, lambda n: _newer(graph, n), MAX_CHAIN)
 
 
 def valid_at(node: Node, instant: datetime) -> bool:

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
-from scipy import sparse
 
 from schemas.graph import NodeKind
+from topologies.context import personalized_pagerank
 from topologies.graph import MemoryGraph, decayed_weight
 from topologies.read.config import ReadConfig
 from topologies.read.timeline import Timeline
@@ -142,25 +142,17 @@ def _pagerank(
     if not vals:
         return {}
     n = len(order)
-    matrix = sparse.coo_matrix((vals, (rows, cols)), shape=(n, n)).tocsr()
-    matrix.sum_duplicates()
-    out_w = np.asarray(matrix.sum(axis=1)).ravel()
-    dangling = out_w == 0
-    inv = np.divide(1.0, out_w, out=np.zeros_like(out_w), where=~dangling)
-    transition = sparse.diags(inv) @ matrix  # row-stochastic (except dangling rows)
     pers = np.zeros(n)
     for seed, value in seeds.items():
         if seed in at:
             pers[at[seed]] = value
-    pers /= pers.sum() or 1.0
-    rank = pers.copy()
-    for _ in range(iterations):
-        spill = rank[dangling].sum()
-        nxt = alpha * (transition.T @ rank + spill * pers) + (1.0 - alpha) * pers
-        if np.abs(nxt - rank).sum() < 1e-6:
-            rank = nxt
-            break
-        rank = nxt
+    if pers.sum() <= 0.0:
+        return {}
+    pers /= pers.sum()
+    # stop rule as before: L1 change below 1e-6 (context's rule is ``< size * tol``)
+    rank = personalized_pagerank(
+        n, rows, cols, vals, pers, alpha, tol=1e-6 / n, max_iter=iterations
+    )
     # keep only the mass that arrived through edges: the teleport share (1 - alpha) * p(n)
     # of a seed is its own retrieval score again, and isolated hits must not lose to hubs
     arrived = np.maximum(0.0, rank - (1.0 - alpha) * pers)
