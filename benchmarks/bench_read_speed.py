@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import random
 import time
 from datetime import UTC, datetime, timedelta
@@ -29,6 +30,7 @@ from schemas.query import QueryRequest
 from topologies.embedding import HashingEmbedder
 from topologies.memory import TenantMemory
 from topologies.read import Reader
+from topologies.vector_index import use_single_thread
 
 DIM = 384
 
@@ -141,6 +143,8 @@ def build(size: int, seed: int = 7) -> tuple[TenantMemory, list[str]]:
         {"clock": (t0 + timedelta(minutes=7 * n_events)).isoformat()},
         {},
     )
+    for index in memory.indexes.values():
+        index.fit_layout()  # a stored tenant of this size loads with its IVF layout
     queries = [" ".join(rng.sample(topics[rng.randrange(len(topics))], 3)) for _ in range(500)]
     return memory, queries
 
@@ -187,7 +191,12 @@ def minilm_query_ms() -> float | None:
         return None
 
 
-def write(rows: list[dict[str, float]], args: argparse.Namespace, minilm: float | None) -> Path:
+def write(
+    rows: list[dict[str, float]],
+    args: argparse.Namespace,
+    minilm: float | None,
+    loads: list[float],
+) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     lines = [
         "# Read-path latency and memory vs graph size (synthetic)",
@@ -199,7 +208,8 @@ def write(rows: list[dict[str, float]], args: argparse.Namespace, minilm: float 
         "- random 384-d node vectors, queries embedded with HashingEmbedder(384); "
         "latency excludes MiniLM query embedding"
         + (f" (MiniLM adds {minilm:.1f} ms per query here)" if minilm else ""),
-        "- machine was shared with other jobs while measuring (load average > 10)",
+        f"- load average (1 min) while measuring: {', '.join(f'{x:.1f}' for x in loads)} "
+        "(at the start, then after each size); one FAISS thread, as the runtime",
         "",
         "| nodes | edges | full p50 ms | full p99 ms | no-expansion p50 ms | "
         "no-expansion p99 ms | KB per node | index build s |",
@@ -243,8 +253,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args(argv)
     quiet_logs()
-    rows = [measure(int(s), args.queries) for s in args.sizes.split(",")]
-    path = write(rows, args, minilm_query_ms())
+    use_single_thread()  # as stream_app.factory does for the runtime
+    loads = [os.getloadavg()[0]]
+    rows = []
+    for size in args.sizes.split(","):
+        rows.append(measure(int(size), args.queries))
+        loads.append(os.getloadavg()[0])
+    path = write(rows, args, minilm_query_ms(), loads)
     print(path.read_text())
 
 

@@ -6,27 +6,33 @@
 - ``DELETE /tenants/{t}?confirm=true``: forget the tenant entirely
 - ``GET  /tenants/{t}/privacy/audit``: the deletion audit log (ids and hashes, no content)
 - ``POST /tenants/{t}/consolidate``: one nightly run now (``{"budget_s": 60}``)
+
+The writes go through :class:`stream_app.privacy_hub.PrivacyOps`: the app's
+``state.privacy`` when the server set one (a Kafka worker: its changelogged state), else
+the embedded hub's store (:class:`stream_app.privacy_hub.EmbeddedOps`).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, HTTPException
+from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from pydantic import BaseModel, Field
 
-from stream_app.api_core import HubDep
-from stream_app.privacy_hub import (
-    change_layers,
-    consolidate,
-    export,
-    forget_event,
-    forget_whole_tenant,
-)
+from stream_app.api_core import HubDep, get_hub
+from stream_app.privacy_hub import EmbeddedOps, PrivacyOps, export
 from topologies.privacy import audit_log, layers
 
 router = APIRouter(tags=["privacy"])
 Actor = Annotated[str | None, Header(alias="X-Foldmem-Actor", max_length=128)]
+
+
+def get_ops(request: Request) -> PrivacyOps:
+    ops: PrivacyOps | None = getattr(request.app.state, "privacy", None)
+    return ops if ops is not None else EmbeddedOps(get_hub(request))
+
+
+OpsDep = Annotated[PrivacyOps, Depends(get_ops)]
 
 
 class LayersBody(BaseModel):
@@ -45,9 +51,9 @@ async def get_layers(tenant: str, hub: HubDep) -> dict[str, bool]:
 
 @router.put("/tenants/{tenant}/privacy/layers")
 async def put_layers(
-    tenant: str, body: LayersBody, hub: HubDep, actor: Actor = None
+    tenant: str, body: LayersBody, ops: OpsDep, actor: Actor = None
 ) -> dict[str, bool]:
-    return await change_layers(hub, tenant, body.layers, body.purge, actor or "api")
+    return await ops.change_layers(tenant, body.layers, body.purge, actor or "api")
 
 
 @router.get("/tenants/{tenant}/export")
@@ -62,19 +68,19 @@ async def get_audit(tenant: str, hub: HubDep) -> list[dict[str, Any]]:
 
 @router.delete("/tenants/{tenant}/events/{event_id:path}")
 async def delete_event_route(
-    tenant: str, event_id: str, hub: HubDep, actor: Actor = None
+    tenant: str, event_id: str, ops: OpsDep, actor: Actor = None
 ) -> dict[str, Any]:
-    report = await forget_event(hub, tenant, event_id, actor or "api")
+    report = await ops.forget_event(tenant, event_id, actor or "api")
     return report.summary()
 
 
 @router.delete("/tenants/{tenant}")
 async def delete_tenant_route(
-    tenant: str, hub: HubDep, confirm: bool = False, actor: Actor = None
+    tenant: str, ops: OpsDep, confirm: bool = False, actor: Actor = None
 ) -> dict[str, Any]:
     if not confirm:
         raise HTTPException(400, "forgetting a tenant needs ?confirm=true")
-    report = await forget_whole_tenant(hub, tenant, actor or "api")
+    report = await ops.forget_tenant(tenant, actor or "api")
     summary = report.summary()
     summary.pop("deleted_ids", None)
     return summary
@@ -82,7 +88,7 @@ async def delete_tenant_route(
 
 @router.post("/tenants/{tenant}/consolidate")
 async def consolidate_route(
-    tenant: str, hub: HubDep, body: ConsolidateBody | None = None
+    tenant: str, ops: OpsDep, body: ConsolidateBody | None = None
 ) -> dict[str, Any]:
-    report = await consolidate(hub, tenant, (body or ConsolidateBody()).budget_s)
+    report = await ops.consolidate(tenant, (body or ConsolidateBody()).budget_s)
     return report.summary()

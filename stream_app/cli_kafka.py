@@ -18,7 +18,6 @@ from schemas.errors import ConfigError, FoldmemError
 from schemas.events import RawEvent
 from stream_app.cli import fail as _fail
 from stream_app.cli import settings_for as _settings
-from stream_app.settings import load_settings
 
 BrokersOpt = Annotated[
     str | None,
@@ -52,42 +51,90 @@ def worker(
     run_worker(settings)
 
 
-def iter_messages(
-    paths: list[Path], tenant: str | None, kind: str | None, raw: bool
-) -> Iterator[tuple[bytes | None, bytes, str | None]]:
-    """(key, value, problem) per item. JSONL RawEvent lines are sent as they are."""
-    for path in paths:
-        if path.suffix.lower() in JSONL_SUFFIXES and kind in (None, "jsonl"):
-            with path.open("rb") as handle:
-                for number, line in enumerate(handle, start=1):
-                    line = line.strip()
-                    if not line:
-                        continue
-                    try:
-                        event = RawEvent.model_validate_json(line)
-                        if tenant:
-                            event = event.with_tenant(tenant)
-                            line = event.model_dump_json().encode()
-                        yield event.tenant.encode(), line, None
-                    except ValueError as exc:
-                        if not raw:
-                            yield None, line, f"{path}:{number}: {str(exc).splitlines()[0]}"
-                            continue
-                        try:
-                            found = orjson.loads(line).get("tenant")
-                        except (orjson.JSONDecodeError, AttributeError):
-                            found = None
-                        yield (str(found).encode() if found else None), line, None
-            continue
-        from connectors.base import BadItem
-        from connectors.detect import open_source
+def is_event_jsonl(path: Path, kind: str | None) -> bool:
+    """A RawEvent JSONL file (sent line by line); chat JSONL and the rest go through a connector."""
+    if kind is not None:
+        return kind.lower() in ("jsonl", "events")
+    if path.suffix.lower() not in JSONL_SUFFIXES:
+        return False
+    from connectors.detect import detect_kind
+    from connectors.errors import ConnectorError
 
-        source = open_source(path, tenant or load_settings().default_tenant, kind)
-        for item in source.read():
-            if isinstance(item, BadItem):
-                yield None, b"", f"{item.location}: {item.reason}"
-            else:
-                yield item.tenant.encode(), item.model_dump_json().encode(), None
+    try:
+        return detect_kind(path) == "jsonl"
+    except ConnectorError:  # nothing recognisable: read it as RawEvents, report each line
+        return True
+
+
+def parse_event_line(
+    line: bytes, tenant: str | None, default_tenant: str
+) -> tuple[RawEvent, bytes]:
+    """A RawEvent JSONL line: the event and the bytes to send (the line itself, unless its
+    tenant was set here). ValueError names what is wrong (the field, or the JSON error)."""
+    from pydantic import ValidationError
+
+    from connectors.base import validation_reason
+
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    given = obj.get("tenant")
+    obj["tenant"] = tenant or obj.get("tenant", default_tenant)
+    try:
+        event = RawEvent.model_validate(obj)
+    except ValidationError as exc:
+        raise ValueError(validation_reason(exc)) from exc
+    return event, line if event.tenant == given else event.model_dump_json().encode()
+
+
+def _tenant_of(line: bytes) -> bytes | None:
+    """The `tenant` field of a JSON object line, if there is one (the key of a --raw line)."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    found = obj.get("tenant") if isinstance(obj, dict) else None
+    return str(found).encode() if found else None
+
+
+def iter_messages(
+    paths: list[Path], tenant: str | None, kind: str | None, raw: bool, default_tenant: str
+) -> Iterator[tuple[bytes | None, bytes, str | None]]:
+    """(key, value, problem) per item.
+
+    RawEvent JSONL lines are sent as they are; `tenant` replaces each event's tenant, and an
+    event without one gets `default_tenant` (as in ``foldmem run``). Other sources (.ics,
+    mbox, Slack, chat JSONL, ...) are read by their connector.
+    """
+    from connectors.base import BadItem
+    from connectors.detect import open_source
+
+    for path in paths:
+        if not is_event_jsonl(path, kind):
+            source = open_source(path, tenant or default_tenant, kind)
+            for item in source.read():
+                if isinstance(item, BadItem):
+                    yield None, b"", f"{item.location}: {item.reason}"
+                else:
+                    yield item.tenant.encode(), item.model_dump_json().encode(), None
+            continue
+        with path.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    event, value = parse_event_line(line, tenant, default_tenant)
+                except ValueError as exc:
+                    if raw:
+                        yield _tenant_of(line), line, None
+                    else:
+                        yield None, line, f"{path.name}:line {number}: {exc}"
+                    continue
+                yield event.tenant.encode(), value, None
 
 
 async def produce_messages(
@@ -96,7 +143,11 @@ async def produce_messages(
     from aiokafka import AIOKafkaProducer
 
     producer = AIOKafkaProducer(bootstrap_servers=brokers, acks="all", linger_ms=5)
-    await producer.start()
+    try:
+        await producer.start()
+    except Exception as exc:
+        await producer.stop()
+        raise ConfigError(f"Kafka brokers {','.join(brokers)} unreachable: {exc}") from exc
     sent = skipped = 0
     try:
         futures = []
@@ -141,7 +192,7 @@ def produce(
             produce_messages(
                 settings.kafka_broker_list,
                 topic or settings.kafka_events_topic,
-                iter_messages(files, tenant, kind, raw),
+                iter_messages(files, tenant, kind, raw, settings.default_tenant),
             )
         )
     except FoldmemError as exc:
@@ -164,7 +215,11 @@ async def consume(
         auto_offset_reset="earliest" if from_beginning else "latest",
         enable_auto_commit=False,
     )
-    await consumer.start()
+    try:
+        await consumer.start()
+    except Exception as exc:
+        await consumer.stop()
+        raise ConfigError(f"Kafka brokers {','.join(brokers)} unreachable: {exc}") from exc
     try:
         while True:
             batch = await consumer.getmany(timeout_ms=int((idle_timeout or 1.0) * 1000))

@@ -9,11 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import orjson
 import typer
+
+from schemas.errors import NotFoundError
 
 DataDir = Annotated[
     Path | None,
@@ -29,6 +32,21 @@ def _hub(data_dir: Path | None) -> contextlib.AbstractContextManager[Any]:
     from stream_app.factory import open_hub
 
     return open_hub(settings_for(data_dir=data_dir))
+
+
+@contextlib.contextmanager
+def _tenant_hub(data_dir: Path | None, tenant: str) -> Iterator[Any]:
+    """The hub of a data dir that holds the tenant. These commands act on the embedded store
+    only: a tenant it does not hold (for example one kept by Kafka workers) is an error that
+    says where to go, never a silent no-op on an empty store."""
+    with _hub(data_dir) as hub:
+        if tenant not in hub.tenants():
+            raise NotFoundError(
+                f"tenant {tenant!r} not found in the data dir {hub.store.path.parent}; on a "
+                "Kafka deployment use a worker's API (DELETE /tenants/{t}/events/{id}, "
+                "DELETE /tenants/{t}?confirm=true, POST /tenants/{t}/consolidate)"
+            )
+        yield hub
 
 
 def _echo(data: Any) -> None:
@@ -54,7 +72,7 @@ def forget_event_command(
     """Hard-delete an event and what was grounded only in it; a re-sent copy is refused."""
     from stream_app.privacy_hub import forget_event
 
-    with _hub(data_dir) as hub:
+    with _tenant_hub(data_dir, tenant) as hub:
         report = asyncio.run(forget_event(hub, tenant, event_id, _actor(actor)))
     if as_json:
         _echo(report.summary())
@@ -76,7 +94,7 @@ def forget_tenant_command(
 
     if not yes and not typer.confirm(f"Forget everything about tenant {tenant!r}?"):
         raise typer.Exit(1)
-    with _hub(data_dir) as hub:
+    with _tenant_hub(data_dir, tenant) as hub:
         report = asyncio.run(forget_whole_tenant(hub, tenant, _actor(actor)))
     summary = report.summary()
     summary.pop("deleted_ids", None)
@@ -151,7 +169,7 @@ def consolidate_command(
     """Run the nightly engine (cluster facts, induce schemas/intents, sweep) for a tenant now."""
     from stream_app.privacy_hub import consolidate
 
-    with _hub(data_dir) as hub:
+    with _tenant_hub(data_dir, tenant) as hub:
         report = asyncio.run(consolidate(hub, tenant, budget))
     summary = report.summary()
     if as_json:

@@ -14,6 +14,11 @@ Built by :func:`build_worker` from Settings (nothing happens at import time):
   ``/tenants/{tenant}/...`` locally when this worker owns the tenant's partition, forwards it
   to the owner otherwise (the assignor's table metadata), and answers 503 until recovery is
   complete. ``/metrics`` is Prometheus text.
+- Privacy and nightly routes (:mod:`stream_app.api_privacy`): the owner worker forgets an
+  event or a tenant, changes layers or runs a nightly pass under the tenant's lock and writes
+  the ChangeSet to the changelog (deleted items as tombstones at once,
+  :mod:`stream_app.kafka_privacy`). The sweep timer also runs a nightly pass for each idle
+  tenant (:class:`stream_app.privacy_hub.NightlySchedule`, the embedded runner's rule).
 """
 
 from __future__ import annotations
@@ -25,13 +30,14 @@ import logging
 import re
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
 import faust
 import httpx
+import orjson
 import structlog
 import uvicorn
 from aiokafka.partitioner import murmur2
@@ -43,18 +49,30 @@ from schemas.errors import FoldmemError, InvalidEventError, NotFoundError
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus
+from stream_app.kafka_codec import COMMIT, table_key
+from stream_app.kafka_privacy import forget_event_kafka, forget_tenant_kafka, set_layers_kafka
 from stream_app.kafka_state import KafkaTenantState
 from stream_app.metrics import CONTENT_TYPE, WorkerMetrics
+from stream_app.privacy_hub import (
+    NIGHTLY_BUDGET_S,
+    NightlySchedule,
+    llm_inductor,
+    rebuild_derived,
+    run_night,
+)
 from stream_app.settings import Settings
 from topologies.engine import FoldEngine, FoldResult
 from topologies.memory import ChangeSet, TenantMemory
+from topologies.nightly.run import NightlyReport
+from topologies.privacy import DeletionReport, layers
+from topologies.read import Reader
 
 log = structlog.get_logger(__name__)
 
 STATE_TABLE = "state"
 # routers of the embedded API the workers also serve (HTTP ingest and the store-backed
 # metrics are left out: events enter through Kafka, /metrics is the worker's own)
-OPTIONAL_ROUTERS = ("stream_app.api_read",)
+OPTIONAL_ROUTERS = ("stream_app.api_read", "stream_app.api_privacy")
 FORWARDED = "x-foldmem-forwarded"
 _TENANT_PATH = re.compile(r"^/tenants/([^/]+)(?:/|$)")
 
@@ -66,6 +84,15 @@ def faust_datadir(settings: Settings) -> Path:
 
 class FoldError(FoldmemError):
     """The engine failed on an event (a bug): it is dead-lettered with this reason."""
+
+
+class StateUnavailableError(FoldmemError):
+    """This worker cannot serve the tenant now: its state is being recovered, or the tenant's
+    partition is not (or no longer) its own. The API answers 503 with ``Retry-After``."""
+
+
+class KafkaModeError(FoldmemError):
+    """Something the embedded hub does that the Kafka worker cannot do this way."""
 
 
 def broker_urls(brokers: Sequence[str]) -> list[str]:
@@ -107,17 +134,58 @@ class _EmbeddedServer(uvicorn.Server):
 
 
 class KafkaHub:
-    """What the embedded API needs from a hub, backed by the worker's Kafka state."""
+    """What the embedded API needs from a hub, backed by the worker's Kafka state; also the
+    :class:`stream_app.privacy_hub.PrivacyOps` of the API's privacy and nightly routes."""
 
     def __init__(self, worker: KafkaWorker) -> None:
         self.worker = worker
         self.engine = worker.engine
         self.planner_name = worker.engine.planner.name
+        self.nightly = NightlySchedule()
+        self._reader: Reader | None = None
+
+    @property
+    def reader(self) -> Reader:
+        """The read path (lexical indexes, timelines), built on first use, kept in step."""
+        if self._reader is None:
+            self._reader = Reader(self.engine.embedder)
+        return self._reader
+
+    def follow(self, changes: Iterable[ChangeSet]) -> None:
+        """Keep the read path's indexes in step with written ChangeSets."""
+        if self._reader is not None:
+            for change in changes:
+                self._reader.apply(change)
+
+    @contextlib.asynccontextmanager
+    async def owned(self, tenant: str) -> AsyncIterator[None]:
+        """The tenant's lock, once it is certain that this worker owns the tenant (a writer
+        must never write a partition another worker owns)."""
+        async with self.lock(tenant):
+            if not self.worker.owns_tenant(tenant):
+                raise StateUnavailableError(f"tenant {tenant!r} is not owned by this worker now")
+            yield
+
+    def persist(
+        self, tenant: str, changes: Sequence[ChangeSet], messages: Sequence[IntentMessage] = ()
+    ) -> None:
+        """Write ChangeSets of a synchronous API writer (recall) that holds the tenant's lock;
+        the changelog sends are awaited in the background."""
+        if messages:
+            raise KafkaModeError("intent messages are published with KafkaWorker.commit")
+        if not self.worker.owns_tenant(tenant):
+            raise StateUnavailableError(f"tenant {tenant!r} is not owned by this worker now")
+        self.worker.write(changes)
+        self.worker.flush_soon()
 
     def tenants(self) -> list[str]:
+        if not self.worker.ready:  # loading the state before recovery ends would miss records
+            return []
         return self.worker.state.tenants()
 
     def view(self, tenant: str) -> TenantMemory:
+        if not self.worker.ready:
+            raise StateUnavailableError("state recovery in progress")
         memory = self.worker.state.get(tenant)
         if memory is None:
             raise NotFoundError(f"tenant {tenant!r} not found")
@@ -132,30 +200,98 @@ class KafkaHub:
     async def set_intent_status(
         self, tenant: str, intent_id: str, status: IntentStatus, note: str = ""
     ) -> list[IntentMessage]:
-        async with self.lock(tenant):
+        async with self.owned(tenant):
             memory = self.view(tenant)
             node = memory.graph.get(intent_id)
             if node is None or node.kind != NodeKind.INTENT:
                 raise NotFoundError(f"intent {intent_id!r} not found for tenant {tenant!r}")
             now = self.engine.stream_now(memory)
             changes, messages = self.engine.set_intent_status(memory, node.id, status, now, note)
-            await self.worker.publish(messages)
-            self.worker.state.write([changes])
-            await self.worker.flush_state()
+            await self.worker.commit(tenant, [changes], messages)
         return messages
 
     async def sweep(self, tenant: str | None = None) -> dict[str, int]:
         done: dict[str, int] = {}
         for name in [tenant] if tenant else self.tenants():
             async with self.lock(name):
-                memory = self.view(name)
+                memory = self.worker.state.get(name)
+                if not self.worker.owns_tenant(name) or memory is None:
+                    continue  # moved away since it was listed
                 if memory.meta.get("clock") is None:
                     continue
                 changes = self.engine.sweep(memory, self.engine.stream_now(memory))
-                self.worker.state.write([changes])
+                self.worker.write([changes])
                 done[name] = len(changes.edges) + len(changes.nodes)
         await self.worker.flush_state()
         return done
+
+    # ------------------------------------------------------- nightly and privacy
+    async def consolidate(self, tenant: str, budget_s: float = NIGHTLY_BUDGET_S) -> NightlyReport:
+        """One nightly pass for a tenant this worker owns: its intents are published, then its
+        ChangeSet is written to the changelog (like a fold's)."""
+        if llm_inductor(self.engine) is None:
+            # the deterministic night is CPU work in the event loop: bounded well inside the
+            # session timeout, so the worker keeps heartbeating (truncated: next night goes on)
+            budget_s = min(budget_s, self.worker.nightly_block_s)
+        async with self.owned(tenant):
+            memory = self.view(tenant)
+            report = await run_night(self.engine, memory, budget_s)
+            if report.changes is not None and not report.changes.empty:
+                records = await self.worker.commit(tenant, [report.changes], report.messages)
+                rebuild_derived(memory)
+                log.info(
+                    "nightly_committed",
+                    tenant=tenant,
+                    records=records,
+                    intents_published=len(report.messages),
+                    truncated=report.truncated,
+                )
+        return report
+
+    async def nightly_if_due(self) -> dict[str, NightlyReport]:
+        """A nightly pass for each owned tenant that is idle and due (the sweep timer)."""
+        return await self.nightly.run_due(self.tenants(), self.view, self.consolidate)
+
+    async def forget_event(self, tenant: str, event_id: str, actor: str) -> DeletionReport:
+        async with self.owned(tenant):
+            report = forget_event_kafka(
+                self.worker.state, tenant, event_id, actor, self.engine.embedder
+            )
+            await self._privacy_written(tenant, report.changes)
+        return report
+
+    async def forget_tenant(self, tenant: str, actor: str) -> DeletionReport:
+        async with self.owned(tenant):
+            self.view(tenant)  # NotFoundError for a tenant this worker never saw
+            report = forget_tenant_kafka(self.worker.state, tenant, actor)
+            await self._privacy_written(tenant, report.changes)
+        return report
+
+    async def change_layers(
+        self, tenant: str, changes: dict[str, bool], purge: bool, actor: str
+    ) -> dict[str, bool]:
+        async with self.owned(tenant):
+            written = set_layers_kafka(
+                self.worker.state,
+                tenant,
+                changes,
+                purge=purge,
+                actor=actor,
+                embedder=self.engine.embedder,
+            )
+            await self._privacy_written(tenant, written)
+        return layers(self.view(tenant))
+
+    async def _privacy_written(self, tenant: str, changes: ChangeSet | None) -> None:
+        """After a privacy write (already on the changelog, tombstones included): derived
+        indexes follow, and the sends are confirmed before the API answers."""
+        if changes is None or changes.empty:
+            return
+        self.follow([changes])
+        memory = self.worker.state.get(tenant)
+        if memory is not None:
+            rebuild_derived(memory)
+        await self.worker.settle(tenant)
 
 
 class KafkaWorker:
@@ -225,11 +361,19 @@ class KafkaWorker:
         )
         self.changelog_topic = f"{settings.kafka_app_id}-{STATE_TABLE}-changelog"
         self.state = KafkaTenantState(
-            cast(Any, self.table), self.engine.embedder.dim, self.tenant_partition, self._owns
+            cast(Any, self.table),
+            self.engine.embedder.dim,
+            self.tenant_partition,
+            self._owns,
+            ann=self.engine.config.ann,
         )
         self.metrics = WorkerMetrics(lag=self._lag, usage=self._llm_usage)
+        # longest deterministic nightly pass: CPU in the event loop, so well inside the
+        # session timeout (heartbeats wait for it)
+        self.nightly_block_s = max(1.0, timeout / 2)
         self.hub = KafkaHub(self)
         self._locks: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Future[Any]] = set()
         self._server: uvicorn.Server | None = None
         self._http: httpx.AsyncClient | None = None
         app.agent(self.events_topic, name="fold", concurrency=settings.kafka_concurrency)(
@@ -249,6 +393,10 @@ class KafkaWorker:
         return (
             TP(self.settings.kafka_events_topic, partition) in self.app.assignor.assigned_actives()
         )
+
+    def owns_tenant(self, tenant: str) -> bool:
+        """This worker owns the tenant's partition and its state is recovered."""
+        return self.ready and self._owns(self.tenant_partition(tenant))
 
     def owner_url(self, tenant: str) -> str | None:
         """The API URL of the worker owning the tenant's partition (None while unassigned)."""
@@ -315,15 +463,21 @@ class KafkaWorker:
                 log.exception("fold_failed", tenant=event.tenant, event_id=event.id)
                 await self.deadletter(message, str(exc))
                 return None
+            except InvalidEventError as exc:  # refused by the engine (a forgotten event id)
+                log.info("event_refused", tenant=event.tenant, event_id=event.id, reason=exc.reason)
+                await self.deadletter(message, exc.reason)
+                return None
 
     def _write_stored(self, stored: ChangeSet) -> None:
-        self.state.write([stored])
+        self.write([stored])
 
     async def _fold_locked(self, event: RawEvent) -> FoldResult:
         started = time.perf_counter()
         memory = self.state.memory(event.tenant)
         try:  # the raw event reaches the changelog before any planner runs
             result = await self.engine.fold(memory, event, on_stored=self._write_stored)
+        except InvalidEventError:
+            raise
         except Exception as exc:  # planner failures are handled inside; this is a bug
             raise FoldError(f"fold failed: {type(exc).__name__}: {exc}") from exc
         if result.status == "duplicate":
@@ -332,8 +486,7 @@ class KafkaWorker:
         # intents are confirmed before the state that says "folded": a crash in between
         # re-emits them with the same message_id instead of losing them
         await self.publish(result.messages)
-        records = self.state.write(result.fold_changes)
-        self.metrics.state_records.inc(records)
+        self.write(result.fold_changes)
         self.metrics.events_folded.labels(status=result.status).inc()
         self.metrics.fold_seconds.observe(time.perf_counter() - started)
         self.metrics.tenants.set(len(self.state))
@@ -360,10 +513,78 @@ class KafkaWorker:
         if futures:
             await asyncio.gather(*futures)
 
+    def write(self, changes: Sequence[ChangeSet]) -> int:
+        """Write ChangeSets to the state (sends queued: see :meth:`flush_state`); the read
+        path follows. Returns the number of changelog records."""
+        records = self.state.write(changes)
+        self.metrics.state_records.inc(records)
+        self.hub.follow(changes)
+        return records
+
+    async def commit(
+        self, tenant: str, changes: Sequence[ChangeSet], messages: Sequence[IntentMessage] = ()
+    ) -> int:
+        """A writer's transaction outside the fold (nightly, intent status), under the
+        tenant's lock: intents are confirmed first, then the ChangeSets are written and
+        settled (:meth:`settle`)."""
+        try:
+            await self.publish(messages)
+        except BaseException:
+            self._reload(tenant)
+            raise
+        records = self.write(changes)
+        await self.settle(tenant)
+        return records
+
+    async def settle(self, tenant: str) -> None:
+        """Wait for the changelog sends of the tenant's last write, then seal it (see
+        :meth:`_seal`). If that fails, the memory (ahead of the changelog) is reloaded."""
+        try:
+            await self.flush_state()
+            await self._seal(tenant)
+        except BaseException:
+            self._reload(tenant)
+            raise
+
+    def _reload(self, tenant: str) -> None:
+        """Drop the tenant's memory: it is rebuilt from the table on next use."""
+        log.warning("tenant_reloaded", tenant=tenant)
+        self.state.forget(tenant)
+        self.state.mark_stale()
+
     async def flush_state(self) -> None:
+        """Wait until the changelog has every record of the last write."""
         pending = self.state.take_pending()
         if pending:
             await asyncio.gather(*cast(list[Awaitable[Any]], pending))
+
+    async def _seal(self, tenant: str) -> None:
+        """Re-send the tenant's commit marker after its transaction is acknowledged, so the
+        transaction never sits in the partition's last record batch. Recovery reads a
+        changelog partition up to its high watermark, and tansu 0.6.0 reports that as the
+        last batch's base offset + 1, hiding the rest of that batch (docs/kafka.md). A broker
+        that reports it right keeps one duplicate marker. The caller holds the tenant's lock."""
+        key = table_key(tenant, COMMIT, "")
+        marker = self.state.table.data.get(key)
+        if marker is None:
+            return
+        sent = self.state.table.send_changelog(self.tenant_partition(tenant), key, marker)
+        if sent is not None:
+            await sent
+
+    def flush_soon(self) -> None:
+        """Await the pending changelog sends in the background (synchronous writers)."""
+        pending = self.state.take_pending()
+        if not pending:
+            return
+        future = asyncio.ensure_future(asyncio.gather(*cast(list[Awaitable[Any]], pending)))
+        self._background.add(future)
+        future.add_done_callback(self._flushed)
+
+    def _flushed(self, future: asyncio.Future[Any]) -> None:
+        self._background.discard(future)
+        if not future.cancelled() and future.exception() is not None:
+            log.error("changelog_send_failed", error=str(future.exception()))
 
     async def deadletter(self, message: Any, reason: str) -> None:
         headers = [
@@ -386,10 +607,15 @@ class KafkaWorker:
         )
 
     async def _sweep(self) -> None:
-        """The periodic decay sweep over this worker's tenants (stream clock, not wall clock)."""
-        if self.ready:
-            pruned = await self.hub.sweep()
-            log.info("sweep_done", tenants=len(pruned), changed=sum(pruned.values()))
+        """The periodic decay sweep over this worker's tenants (stream clock, not wall clock),
+        then a nightly pass for each idle tenant that is due one."""
+        if not self.ready:
+            return
+        pruned = await self.hub.sweep()
+        log.info("sweep_done", tenants=len(pruned), changed=sum(pruned.values()))
+        ran = await self.hub.nightly_if_due()
+        if ran:
+            log.info("nightly_sweep_done", tenants=sorted(ran))
 
     # ---------------------------------------------------------------- metrics
     def _lag(self) -> Iterator[tuple[str, int, int]]:
@@ -437,7 +663,12 @@ class KafkaWorker:
                 continue
             modules.append(name)
         api = create_app(cast(MemoryHub, self.hub), self.settings, router_modules=modules)
+        api.state.privacy = self.hub  # privacy and nightly routes write the Kafka state
         worker = self
+
+        @api.exception_handler(StateUnavailableError)
+        async def unavailable(request: Request, exc: StateUnavailableError) -> Response:
+            return _unavailable(str(exc))
 
         @api.get("/metrics", include_in_schema=False)
         async def metrics() -> Response:
@@ -454,6 +685,8 @@ class KafkaWorker:
         ) -> Response:
             match = _TENANT_PATH.match(request.url.path)
             if match is None:
+                if request.url.path.rstrip("/") == "/tenants" and not worker.ready:
+                    return _unavailable("state recovery in progress")
                 return await call_next(request)
             if not worker.ready:
                 return _unavailable("state recovery in progress")
@@ -516,7 +749,7 @@ class KafkaWorker:
 
 def _unavailable(reason: str) -> Response:
     return Response(
-        f'{{"detail": "{reason}"}}'.encode(),
+        orjson.dumps({"detail": reason}),
         status_code=503,
         media_type="application/json",
         headers={"Retry-After": "1"},

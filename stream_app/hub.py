@@ -106,7 +106,9 @@ class MemoryHub:
         return memory
 
     def _load(self, tenant: str) -> TenantMemory:
-        memory, version = self.store.load_tenant(tenant, self.engine.embedder.dim)
+        memory, version = self.store.load_tenant(
+            tenant, self.engine.embedder.dim, ann=self.engine.config.ann
+        )
         self._memories[tenant] = memory
         self._versions[tenant] = version
         return memory

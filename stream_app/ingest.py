@@ -2,10 +2,12 @@
 
 The checkpoint is a ledger in DATA_DIR/ingest.db:
 
-- ``sent``: per target (``embedded`` or ``kafka:<brokers>/<topic>``) the event ids already
-  delivered (folded, or acknowledged by the brokers), with the source they came from. An
-  interrupted import re-reads its sources and skips every id in the ledger: nothing is sent
-  twice, whatever the source's item order (calendars expand recurrences around "now").
+- ``sent``: per target (``embedded`` or ``kafka:<brokers>/<topic>``) the events already
+  delivered (folded, or acknowledged by the brokers) by id and content fingerprint, with the
+  source they came from. An interrupted import re-reads its sources and skips every event in
+  the ledger: nothing is sent twice, whatever the source's item order (calendars expand
+  recurrences around "now"). An id that comes back with other content (a moved meeting, an
+  edited message) is sent again: the engine folds it as a revision.
 - ``sources``: a fingerprint (size, mtime, content hash) of each source imported completely;
   an unchanged source is skipped without being parsed.
 - ``bad``: bad items already written to the dead-letter file, so re-reading a file (a re-run,
@@ -39,6 +41,7 @@ from connectors.errors import ConnectorError
 from schemas.errors import ConfigError, FoldmemError
 from schemas.events import RawEvent
 from stream_app.settings import Settings
+from topologies.engine import event_fingerprint
 
 log = structlog.get_logger(__name__)
 
@@ -109,6 +112,10 @@ def fingerprint(ref: Ref) -> str | None:
 
 
 # ---------------------------------------------------------------------------- ledger
+def _ident(event: RawEvent) -> tuple[str, str, str]:
+    return (event.tenant, event.id, event_fingerprint(event))
+
+
 class Ledger:
     """The import checkpoint in DATA_DIR/ingest.db (see the module docstring)."""
 
@@ -123,9 +130,6 @@ class Ledger:
             self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(
             """
-            CREATE TABLE IF NOT EXISTS sent (target TEXT NOT NULL, tenant TEXT NOT NULL,
-              event_id TEXT NOT NULL, source TEXT NOT NULL, status TEXT NOT NULL,
-              at TEXT NOT NULL, PRIMARY KEY (target, tenant, event_id));
             CREATE TABLE IF NOT EXISTS sources (target TEXT NOT NULL, source TEXT NOT NULL,
               fingerprint TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (target, source));
             CREATE TABLE IF NOT EXISTS bad (source TEXT NOT NULL, location TEXT NOT NULL,
@@ -133,13 +137,41 @@ class Ledger:
             """
         )
 
+        self._sent_table()
+
+    def _sent_table(self) -> None:
+        """``sent`` keyed by content fingerprint too. A ledger written before fingerprints
+        keeps its rows with an empty fingerprint, which matches any content (as it did)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(sent)")}
+        if columns and "fingerprint" not in columns:
+            with self._tx():
+                self._db.execute("ALTER TABLE sent RENAME TO sent_v1")
+                self._create_sent()
+                self._db.execute(
+                    "INSERT INTO sent SELECT target, tenant, event_id, '', source, status, at "
+                    "FROM sent_v1"
+                )
+                self._db.execute("DROP TABLE sent_v1")
+        else:
+            self._create_sent()
+
+    def _create_sent(self) -> None:
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS sent (target TEXT NOT NULL, tenant TEXT NOT NULL, "
+            "event_id TEXT NOT NULL, fingerprint TEXT NOT NULL, source TEXT NOT NULL, "
+            "status TEXT NOT NULL, at TEXT NOT NULL, "
+            "PRIMARY KEY (target, tenant, event_id, fingerprint))"
+        )
+
     def close(self) -> None:
         self._db.close()
 
-    def was_sent(self, target: str, tenant: str, event_id: str) -> bool:
+    def was_sent(self, target: str, event: RawEvent) -> bool:
+        """This event, with this content, was delivered to the target before."""
         row = self._db.execute(
-            "SELECT 1 FROM sent WHERE target = ? AND tenant = ? AND event_id = ?",
-            (target, tenant, event_id),
+            "SELECT 1 FROM sent WHERE target = ? AND tenant = ? AND event_id = ? "
+            "AND fingerprint IN (?, '')",
+            (target, event.tenant, event.id, event_fingerprint(event)),
         ).fetchone()
         return row is not None
 
@@ -147,8 +179,11 @@ class Ledger:
         now = _now()
         with self._tx():
             self._db.executemany(
-                "INSERT OR IGNORE INTO sent VALUES (?, ?, ?, ?, ?, ?)",
-                [(target, e.tenant, e.id, source, status, now) for e, status in done],
+                "INSERT OR IGNORE INTO sent VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (target, e.tenant, e.id, event_fingerprint(e), source, status, now)
+                    for e, status in done
+                ],
             )
 
     def sent_count(self, target: str, source: str | None = None) -> int:
@@ -205,6 +240,14 @@ def _now() -> str:
 
 # ---------------------------------------------------------------------------- targets
 Done = list[tuple[RawEvent, str]]  # (event, status) confirmed delivered
+
+
+class DeliveryError(FoldmemError):
+    """A target could not deliver some events; `done` lists those it did deliver."""
+
+    def __init__(self, message: str, done: Done | None = None) -> None:
+        super().__init__(message)
+        self.done: Done = done or []
 
 
 class Target(Protocol):
@@ -278,19 +321,45 @@ class KafkaTarget:
         self._producer = producer
 
     async def send(self, event: RawEvent) -> Done:
-        future = await self._producer.send(
-            self.topic, value=event.model_dump_json().encode(), key=event.tenant.encode()
-        )
+        try:
+            future = await self._producer.send(
+                self.topic, value=event.model_dump_json().encode(), key=event.tenant.encode()
+            )
+        except Exception as exc:  # aiokafka: buffer full, metadata timeout, too large
+            done = await self._settle()
+            raise DeliveryError(self._failure(1, exc), done) from exc
         self._pending.append((event, future))
         if len(self._pending) >= self.batch:
             return await self.flush()
         return []
 
     async def flush(self) -> Done:
+        return await self._settle()
+
+    async def _settle(self) -> Done:
+        """Wait for the brokers' answer on every pending event: the acknowledged ones, or
+        DeliveryError (carrying the acknowledged ones) if any was refused."""
         pending, self._pending = self._pending, []
-        if pending:
-            await asyncio.gather(*(f for _, f in pending))
-        return [(e, "sent") for e, _ in pending]
+        if not pending:
+            return []
+        results = await asyncio.gather(*(f for _, f in pending), return_exceptions=True)
+        done: Done = []
+        failures: list[BaseException] = []
+        for (event, _), result in zip(pending, results, strict=True):
+            if isinstance(result, BaseException):
+                failures.append(result)
+            else:
+                done.append((event, "sent"))
+        if failures:
+            raise DeliveryError(self._failure(len(failures), failures[0]), done)
+        return done
+
+    def _failure(self, count: int, exc: BaseException) -> str:
+        log.error("ingest_kafka_send_failed", topic=self.topic, events=count, error=repr(exc))
+        return (
+            f"{count} event(s) not acknowledged by Kafka brokers {self.settings.kafka_brokers} "
+            f"({type(exc).__name__}: {exc}); run the same command again to send them"
+        )
 
     async def close(self) -> None:
         if self._producer is not None:
@@ -363,6 +432,9 @@ class Importer:
         self.stats = ImportStats()
         self.stop = asyncio.Event()
         self._advance: Any = None
+        # (tenant, id, fingerprint) handed to the target but not yet confirmed (a Kafka batch;
+        # in a dry run, everything listed): the same item again is not sent twice
+        self._in_flight: set[tuple[str, str, str]] = set()
 
     async def run(self, refs: Sequence[Ref]) -> ImportStats:
         started = time.perf_counter()
@@ -419,7 +491,7 @@ class Importer:
                 complete = False
                 self.stop.set()
                 break
-        self._record(key, await self._flush())
+        await self._flush(key)
         if task is not None:
             done = next(t.completed for t in progress.tasks if t.id == task)
             progress.update(task, total=done)
@@ -439,10 +511,12 @@ class Importer:
             self.deadletter.write(key, item.location, item.reason)
 
     async def _event(self, key: str, event: RawEvent) -> None:
-        if self.ledger.was_sent(self.target_name, event.tenant, event.id):
+        ident = _ident(event)
+        if ident in self._in_flight or self.ledger.was_sent(self.target_name, event):
             self.stats.already_sent += 1
             return
         self.stats.sent += 1
+        self._in_flight.add(ident)
         if self.dry_run:
             if self.as_json:
                 self.out.write(event.model_dump_json() + "\n")
@@ -454,16 +528,31 @@ class Importer:
                 )
             return
         assert self.target is not None
-        self._record(key, await self.target.send(event))
+        try:
+            done = await self.target.send(event)
+        except DeliveryError as exc:
+            self._record(key, exc.done)
+            raise
+        self._record(key, done)
 
-    async def _flush(self) -> Done:
+    async def _flush(self, key: str) -> None:
+        """Wait for the target to confirm what it holds, and record what it confirmed."""
         if self.dry_run or self.target is None:
-            return []
-        return await self.target.flush()
+            return
+        try:
+            done = await self.target.flush()
+        except DeliveryError as exc:
+            self._record(key, exc.done)
+            raise
+        finally:
+            self._in_flight.clear()
+        self._record(key, done)
 
     def _record(self, key: str, done: Done) -> None:
         if not done:
             return
+        for event, _ in done:
+            self._in_flight.discard(_ident(event))
         self.ledger.mark_sent(self.target_name, key, done)
         for _, status in done:
             if status == "duplicate":
@@ -513,6 +602,7 @@ def delete_checkpoint(settings: Settings, target: str, refs: Sequence[Ref]) -> N
 
 
 __all__ = [
+    "DeliveryError",
     "EmbeddedTarget",
     "ImportStats",
     "Importer",

@@ -32,6 +32,7 @@ import orjson
 
 from schemas.errors import FoldmemError
 from schemas.graph import Edge, EdgeKind, Node
+from topologies.config import AnnConfig
 from topologies.graph import EdgeKey
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.vector_index import Vector
@@ -129,7 +130,9 @@ def changeset_items(change: ChangeSet) -> Iterator[tuple[str, str, bytes | None]
         yield EVENT, event_id, None if state is None else state.encode()
 
 
-def build_memory(tenant: str, dim: int, items: dict[tuple[str, str], bytes]) -> TenantMemory:
+def build_memory(
+    tenant: str, dim: int, items: dict[tuple[str, str], bytes], ann: AnnConfig | None = None
+) -> TenantMemory:
     """A TenantMemory from (kind, item key) -> payload (only live items)."""
     nodes: list[Node] = []
     edges: list[Edge] = []
@@ -157,7 +160,7 @@ def build_memory(tenant: str, dim: int, items: dict[tuple[str, str], bytes]) -> 
             meta[item] = orjson.loads(payload)
         elif kind == EVENT:
             events[item] = payload.decode()
-    memory = TenantMemory(tenant, dim)
+    memory = TenantMemory(tenant, dim, ann)
     memory.load(nodes, edges, aliases, vectors, meta, events)
     return memory
 
@@ -171,7 +174,7 @@ def memory_items(memory: TenantMemory) -> dict[tuple[str, str], bytes]:
         edge: Edge = data["e"]
         change.edges[(edge.src, edge.dst, edge.kind)] = edge
     for name, index in memory.indexes.items():
-        for node_id in index.ids():
+        for node_id in (*index.ids(), *index.centroid_ids()):
             change.vectors[(name, node_id)] = index.get(node_id)
     change.aliases.update(memory.graph.aliases)
     change.meta.update(memory.meta)

@@ -13,16 +13,23 @@ log compaction runs: configure the changelog with ``cleanup.policy=compact``,
 ``min.compaction.lag.ms``/``max.compaction.lag.ms`` and ``segment.ms`` bounded (for example
 24 h) so deleted bytes are physically gone within a known delay.
 
-The Kafka worker calls :func:`forget_event_kafka` / :func:`forget_tenant_kafka` under the
-tenant's lock (the same place it folds), then awaits ``state.take_pending()``.
+The Kafka worker (``KafkaHub`` in :mod:`stream_app.faust_app`, behind the API's privacy
+routes) calls :func:`forget_event_kafka` / :func:`forget_tenant_kafka` /
+:func:`set_layers_kafka` under the tenant's lock (the same place it folds), once it has
+checked that it owns the tenant's partition, then waits for the changelog sends
+(``KafkaWorker.settle``) before it answers.
 """
 
 from __future__ import annotations
 
+import structlog
+
 from stream_app.kafka_state import KafkaTenantState
 from topologies.embedding import Embedder
 from topologies.memory import ChangeSet
-from topologies.privacy import DeletionReport, delete_event, forget_tenant
+from topologies.privacy import DeletionReport, delete_event, forget_tenant, set_layers
+
+log = structlog.get_logger(__name__)
 
 
 def write_hard_delete(state: KafkaTenantState, changes: ChangeSet) -> int:
@@ -30,10 +37,12 @@ def write_hard_delete(state: KafkaTenantState, changes: ChangeSet) -> int:
     sent = state.write([changes])
     tenant = changes.tenant
     partition = state.partition_of(tenant)
+    tombstones = 0
     for key in state._tombstones.pop(tenant, []):  # committed: the marker is queued before
         state._put(partition, key, None)
-        sent += 1
-    return sent
+        tombstones += 1
+    log.info("privacy_changes_written", tenant=tenant, records=sent, tombstones=tombstones)
+    return sent + tombstones
 
 
 def forget_event_kafka(
@@ -54,3 +63,19 @@ def forget_tenant_kafka(state: KafkaTenantState, tenant: str, actor: str) -> Del
     if report.changes is not None:
         write_hard_delete(state, report.changes)
     return report
+
+
+def set_layers_kafka(
+    state: KafkaTenantState,
+    tenant: str,
+    changes: dict[str, bool],
+    *,
+    purge: bool,
+    actor: str,
+    embedder: Embedder | None = None,
+) -> ChangeSet:
+    """Opt layers in or out; what a purge deletes is tombstoned at once like a hard delete."""
+    written = set_layers(state.memory(tenant), changes, purge=purge, actor=actor, embedder=embedder)
+    if not written.empty:
+        write_hard_delete(state, written)
+    return written

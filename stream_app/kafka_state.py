@@ -37,6 +37,7 @@ from stream_app.kafka_codec import (
     split_key,
     table_key,
 )
+from topologies.config import AnnConfig
 from topologies.memory import ChangeSet, TenantMemory
 
 log = structlog.get_logger(__name__)
@@ -60,9 +61,11 @@ class KafkaTenantState:
         dim: int,
         partition_of: Callable[[str], int],
         owns: Callable[[int], bool] = lambda _p: True,
+        ann: AnnConfig | None = None,
     ) -> None:
         self.table = table
         self.dim = dim
+        self.ann = ann
         self.partition_of = partition_of
         self.owns = owns
         self._memories: dict[str, TenantMemory] = {}
@@ -114,7 +117,7 @@ class KafkaTenantState:
                     self._tombstones[tenant].append(key)
                 if payload is not None:
                     live[(kind, item)] = payload
-            self._memories[tenant] = build_memory(tenant, self.dim, live)
+            self._memories[tenant] = build_memory(tenant, self.dim, live, self.ann)
             self._seq[tenant] = committed
             if repairs:
                 self._repairs[tenant] = repairs
@@ -145,7 +148,7 @@ class KafkaTenantState:
         self.ensure_loaded()
         memory = self._memories.get(tenant)
         if memory is None:
-            memory = self._memories[tenant] = TenantMemory(tenant, self.dim)
+            memory = self._memories[tenant] = TenantMemory(tenant, self.dim, self.ann)
             self._seq[tenant] = 0
         return memory
 

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import sqlite3
 import threading
@@ -21,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -151,14 +151,47 @@ def webhook_output(settings: Settings) -> WebhookOutput:
 
 
 @dataclass
+class SinkStats:
+    delivered: int = 0
+    duplicates: int = 0  # delivered before (the message id is in the sink's dedup state)
+    failed: int = 0  # given up on (webhook: written to DATA_DIR/webhook-deadletter.jsonl)
+
+
+@dataclass
 class NotifyStats:
     received: int = 0
     unreadable: int = 0
-    delivered: dict[str, int] = field(default_factory=dict)
+    sinks: dict[str, SinkStats] = field(default_factory=dict)
 
     def line(self) -> str:
-        per = ", ".join(f"{name}: {n}" for name, n in self.delivered.items()) or "no sinks"
-        return f"received {self.received} intent message(s), unreadable {self.unreadable}; {per}"
+        per = "; ".join(
+            f"{name}: delivered {s.delivered}, duplicates skipped {s.duplicates}"
+            + (f", failed {s.failed}" if s.failed else "")
+            for name, s in self.sinks.items()
+        )
+        return f"received {self.received} intent message(s), unreadable {self.unreadable}; " + (
+            per or "no sinks"
+        )
+
+
+def _failures(sink: IntentSink) -> int:
+    """How many messages the sink has given up on so far (a webhook's dead letters)."""
+    inner = sink.inner if isinstance(sink, DedupingSink) else sink
+    return inner.dead_lettered if isinstance(inner, WebhookSink) else 0
+
+
+async def deliver(sink: IntentSink, message: IntentMessage, stats: SinkStats) -> None:
+    """Hand one message to a sink and count what became of it."""
+    if isinstance(sink, DedupingSink) and sink.seen(message.message_id):
+        stats.duplicates += 1
+        log.debug("notify_duplicate", message_id=message.message_id)
+        return
+    failed_before = _failures(sink)
+    await sink.add(message)
+    if _failures(sink) > failed_before:
+        stats.failed += 1
+    else:
+        stats.delivered += 1
 
 
 def build_sinks(
@@ -190,52 +223,81 @@ async def notify_from_kafka(
     idle_exit: float | None = None,
     stop: asyncio.Event | None = None,
 ) -> NotifyStats:
-    """Consume the intents topic (consumer group per set of sinks) until stopped or idle."""
-    from aiokafka import AIOKafkaConsumer, TopicPartition
+    """Consume the intents topic (consumer group per set of sinks) until stopped or idle.
+
+    Offsets are committed after every sink took (and flushed) the batch: a restart goes on
+    after the last committed batch, and a batch that was delivered but not committed is
+    skipped by the sinks' dedup state.
+    """
+    from aiokafka import AIOKafkaConsumer
 
     stop = stop or asyncio.Event()
     name = topic or settings.kafka_intents_topic
     group = f"{settings.kafka_app_id}-notify-{_digest('|'.join(sorted(sinks)))}"
+    session_ms = int(settings.kafka_session_timeout * 1000)
     consumer = AIOKafkaConsumer(
         name,
         bootstrap_servers=settings.kafka_broker_list,
         group_id=group,
         auto_offset_reset="earliest",
         enable_auto_commit=False,
+        session_timeout_ms=session_ms,
+        heartbeat_interval_ms=max(500, session_ms // 5),
     )
-    stats = NotifyStats(delivered={k: 0 for k in sinks})
-    await consumer.start()
-    log.info("notify_started", topic=name, group=group, sinks=list(sinks))
-    idle_since = asyncio.get_running_loop().time()
+    stats = NotifyStats(sinks={k: SinkStats() for k in sinks})
     try:
-        while not stop.is_set():
-            batch = await consumer.getmany(timeout_ms=500, max_records=200)
-            now = asyncio.get_running_loop().time()
-            if not batch:
-                if idle_exit is not None and now - idle_since >= idle_exit:
-                    break
-                continue
-            idle_since = now
-            offsets: dict[TopicPartition, int] = {}
-            for partition, records in batch.items():
-                for record in records:
-                    offsets[partition] = record.offset + 1
-                    stats.received += 1
-                    try:
-                        message = IntentMessage.model_validate_json(record.value)
-                    except ValueError as exc:
-                        stats.unreadable += 1
-                        log.warning("notify_unreadable", offset=record.offset, error=str(exc))
-                        continue
-                    for sink_name, sink in sinks.items():
-                        await sink.add(message)
-                        stats.delivered[sink_name] += 1
-            for sink in sinks.values():
-                await sink.flush()
-            await consumer.commit(offsets)
+        try:
+            await consumer.start()
+        except Exception as exc:
+            raise ConfigError(f"Kafka brokers {settings.kafka_brokers} unreachable: {exc}") from exc
+        log.info("notify_started", topic=name, group=group, sinks=list(sinks))
+        await _consume(consumer, sinks, stats, stop, idle_exit)
     finally:
-        with contextlib.suppress(Exception):
+        try:
             await consumer.stop()
+        except Exception as exc:  # stopping must not hide the error that got us here
+            log.warning("notify_consumer_stop_failed", error=repr(exc))
         for sink in sinks.values():
             await sink.close()
+    log.info("notify_stopped", received=stats.received, unreadable=stats.unreadable)
     return stats
+
+
+async def _consume(
+    consumer: Any,
+    sinks: dict[str, IntentSink],
+    stats: NotifyStats,
+    stop: asyncio.Event,
+    idle_exit: float | None,
+) -> None:
+    loop = asyncio.get_running_loop()
+    idle_since = loop.time()
+    while not stop.is_set():
+        batch = await consumer.getmany(timeout_ms=500, max_records=200)
+        now = loop.time()
+        if not batch:
+            if idle_exit is not None and now - idle_since >= idle_exit:
+                return
+            continue
+        idle_since = now
+        offsets: dict[Any, int] = {}
+        for partition, records in batch.items():
+            for record in records:
+                offsets[partition] = record.offset + 1
+                stats.received += 1
+                try:
+                    message = IntentMessage.model_validate_json(record.value)
+                except ValueError as exc:
+                    stats.unreadable += 1
+                    log.warning(
+                        "notify_unreadable",
+                        partition=partition.partition,
+                        offset=record.offset,
+                        error=str(exc).splitlines()[0],
+                    )
+                    continue
+                for sink_name, sink in sinks.items():
+                    await deliver(sink, message, stats.sinks[sink_name])
+        for sink in sinks.values():
+            await sink.flush()
+        await consumer.commit(offsets)

@@ -5,18 +5,28 @@ on a stale tenant like the hub's own writers), and keeps the derived indexes in 
 Store rows the ChangeSet model does not cover are purged here too: the intent outbox rows of
 deleted intents (their messages carry intent titles) and, on a tenant forget, all of its outbox
 rows. The tenant's row in ``tenants`` stays (version counter; it holds no content).
+
+Shared with the Kafka worker (stream_app.faust_app): :class:`PrivacyOps`, the writes the API's
+privacy routes need (:class:`EmbeddedOps` here over a MemoryHub, the worker's ``KafkaHub``
+over its changelogged state); :func:`run_night`, one nightly pass on a memory; and
+:class:`NightlySchedule`, the rule deciding which idle tenants are due a nightly run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
+from schemas.errors import NotFoundError
 from stream_app.hub import MemoryHub
 from stream_app.store import StaleTenantError
+from topologies.entities import rebuild_entity_index
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.nightly.induce import LLMInductor
 from topologies.nightly.run import NightlyReport, run_nightly, run_nightly_async
@@ -30,13 +40,26 @@ from topologies.privacy import (
 
 log = structlog.get_logger(__name__)
 _RETRIES = 3
+NIGHTLY_EVERY_S = 20 * 3600.0  # at most one idle-triggered nightly run per tenant per 20 h
+NIGHTLY_BUDGET_S = 60.0
 
 
-def _after_write(hub: MemoryHub, memory: TenantMemory, changes: ChangeSet) -> None:
-    try:
-        from topologies.entities import rebuild_entity_index
-    except ImportError:  # pragma: no cover - the entity index is optional
-        return
+class PrivacyOps(Protocol):
+    """The writes behind the privacy and nightly routes (``stream_app.api_privacy``)."""
+
+    async def forget_event(self, tenant: str, event_id: str, actor: str) -> DeletionReport: ...
+
+    async def forget_tenant(self, tenant: str, actor: str) -> DeletionReport: ...
+
+    async def change_layers(
+        self, tenant: str, changes: dict[str, bool], purge: bool, actor: str
+    ) -> dict[str, bool]: ...
+
+    async def consolidate(self, tenant: str, budget_s: float) -> NightlyReport: ...
+
+
+def rebuild_derived(memory: TenantMemory) -> None:
+    """Derived in-memory indexes a privacy or nightly write can leave behind (entity index)."""
     rebuild_entity_index(memory)
 
 
@@ -62,7 +85,7 @@ async def _locked_write(
                 if attempt == _RETRIES - 1:
                     raise
                 continue
-            _after_write(hub, memory, changes)
+            rebuild_derived(memory)
             hub.store.scrub()
             return result
     raise AssertionError("unreachable")  # pragma: no cover
@@ -113,20 +136,27 @@ def llm_inductor(engine: Any) -> LLMInductor | None:
     return LLMInductor(client) if client is not None and hasattr(client, "complete_json") else None
 
 
+async def run_night(
+    engine: Any, memory: TenantMemory, budget_s: float, now: datetime | None = None
+) -> NightlyReport:
+    """One nightly pass over a memory at its stream clock (the caller holds the tenant's lock
+    and persists ``report.changes``, then publishes ``report.messages``)."""
+    when = now or engine.stream_now(memory)
+    inductor = llm_inductor(engine)
+    if inductor is None:
+        return run_nightly(engine, memory, when, budget_s)
+    return await run_nightly_async(engine, memory, when, budget_s, inductor)
+
+
 async def consolidate(
-    hub: MemoryHub, tenant: str, budget_s: float = 60.0, now: datetime | None = None
+    hub: MemoryHub, tenant: str, budget_s: float = NIGHTLY_BUDGET_S, now: datetime | None = None
 ) -> NightlyReport:
     """One nightly run for the tenant (the embedded runner's idle hook and the CLI call this)."""
     async with hub.lock(tenant):
         for attempt in range(_RETRIES):
             hub.refresh()
             memory = hub.memory(tenant, create=False)
-            when = now or hub.engine.stream_now(memory)
-            inductor = llm_inductor(hub.engine)
-            if inductor is None:
-                report = run_nightly(hub.engine, memory, when, budget_s)
-            else:
-                report = await run_nightly_async(hub.engine, memory, when, budget_s, inductor)
+            report = await run_night(hub.engine, memory, budget_s, now)
             if report.changes is None or report.changes.empty:
                 return report
             try:
@@ -135,40 +165,101 @@ async def consolidate(
                 if attempt == _RETRIES - 1:
                     raise
                 continue
-            _after_write(hub, memory, report.changes)
+            rebuild_derived(memory)
             break
     hub.publish_pending()
     return report
 
 
+@dataclass
+class NightlySchedule:
+    """Which tenants are due an idle-triggered nightly run (the embedded runner's sweep loop
+    and the Kafka worker's sweep timer both ask it): a tenant is due when it folded something,
+    folded nothing since the previous look (it is idle), and no nightly run was started for it
+    by this process for ``every_s`` seconds of wall clock."""
+
+    every_s: float = NIGHTLY_EVERY_S
+    wall: Callable[[], float] = time.time
+    seen: dict[str, int] = field(default_factory=dict)  # events folded at the previous look
+    last: dict[str, float] = field(default_factory=dict)  # wall clock of the last run
+
+    def due(self, tenant: str, memory: TenantMemory) -> bool:
+        folded = int(memory.meta.get("events_folded", 0))
+        idle = self.seen.get(tenant) == folded
+        self.seen[tenant] = folded
+        return (
+            idle
+            and folded > 0
+            and self.wall() - self.last.get(tenant, float("-inf")) >= self.every_s
+        )
+
+    async def run_due(
+        self,
+        tenants: Iterable[str],
+        view: Callable[[str], TenantMemory],
+        run: Callable[[str], Awaitable[NightlyReport]],
+    ) -> dict[str, NightlyReport]:
+        """Run ``run(tenant)`` for each due tenant; one tenant's failure is logged and does
+        not stop the others (it is not retried before ``every_s`` either)."""
+        done: dict[str, NightlyReport] = {}
+        for tenant in tenants:
+            try:
+                memory = view(tenant)
+            except NotFoundError:  # gone since it was listed (forgotten, or moved away)
+                self.seen.pop(tenant, None)
+                continue
+            if not self.due(tenant, memory):
+                continue
+            self.last[tenant] = self.wall()
+            try:
+                done[tenant] = await run(tenant)
+            except Exception as exc:  # one tenant's failure must not stop the others
+                log.error(
+                    "nightly_failed", tenant=tenant, error=str(exc), error_type=type(exc).__name__
+                )
+        return done
+
+
+_SCHEDULES: weakref.WeakKeyDictionary[MemoryHub, NightlySchedule] = weakref.WeakKeyDictionary()
+
+
 async def nightly_if_due(
     hub: MemoryHub,
     *,
-    every_s: float = 20 * 3600.0,
-    budget_s: float = 60.0,
+    every_s: float = NIGHTLY_EVERY_S,
+    budget_s: float = NIGHTLY_BUDGET_S,
     wall: Callable[[], float] | None = None,
 ) -> dict[str, NightlyReport]:
-    """The embedded runner's idle hook (called from its periodic sweep loop).
+    """The embedded runner's idle hook (called from its periodic sweep loop): a nightly run
+    for every tenant of the hub that :class:`NightlySchedule` finds due."""
+    schedule = _SCHEDULES.get(hub)
+    if schedule is None:
+        schedule = _SCHEDULES[hub] = NightlySchedule()
+    schedule.every_s = every_s
+    schedule.wall = wall or time.time
 
-    A tenant gets a nightly run when none ran in this process for ``every_s`` seconds and
-    it is idle: no event was folded for it since the previous call.
-    """
-    import time
+    async def run(tenant: str) -> NightlyReport:
+        return await consolidate(hub, tenant, budget_s)
 
-    clock = wall or time.time
-    seen: dict[str, int] = hub.__dict__.setdefault("_nightly_seen", {})
-    last: dict[str, float] = hub.__dict__.setdefault("_nightly_last", {})
-    done: dict[str, NightlyReport] = {}
-    for tenant in hub.tenants():
-        memory = hub.view(tenant)
-        folded = int(memory.meta.get("events_folded", 0))
-        idle = seen.get(tenant) == folded
-        seen[tenant] = folded
-        if not idle or folded == 0 or clock() - last.get(tenant, float("-inf")) < every_s:
-            continue
-        try:
-            done[tenant] = await consolidate(hub, tenant, budget_s)
-        except Exception as exc:  # one tenant's failure must not stop the others
-            log.error("nightly_failed", tenant=tenant, error=str(exc))
-        last[tenant] = clock()
-    return done
+    return await schedule.run_due(hub.tenants(), hub.view, run)
+
+
+class EmbeddedOps:
+    """:class:`PrivacyOps` over the embedded hub (SQLite store)."""
+
+    def __init__(self, hub: MemoryHub) -> None:
+        self.hub = hub
+
+    async def forget_event(self, tenant: str, event_id: str, actor: str) -> DeletionReport:
+        return await forget_event(self.hub, tenant, event_id, actor)
+
+    async def forget_tenant(self, tenant: str, actor: str) -> DeletionReport:
+        return await forget_whole_tenant(self.hub, tenant, actor)
+
+    async def change_layers(
+        self, tenant: str, changes: dict[str, bool], purge: bool, actor: str
+    ) -> dict[str, bool]:
+        return await change_layers(self.hub, tenant, changes, purge, actor)
+
+    async def consolidate(self, tenant: str, budget_s: float) -> NightlyReport:
+        return await consolidate(self.hub, tenant, budget_s)

@@ -113,6 +113,8 @@ class Settings(BaseSettings):
     assign_similarity: float | None = Field(default=None, gt=0, le=1)
     pair_similarity: float | None = Field(default=None, gt=0, le=1)
     pool_size: int | None = Field(default=None, ge=1)
+    ann_min_vectors: int | None = Field(default=None, ge=2)  # exact kNN below, IVF above
+    ann_nprobe: int | None = Field(default=None, ge=1)  # IVF buckets scanned per search
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
@@ -143,6 +145,7 @@ class Settings(BaseSettings):
         context: dict[str, Any] = {}
         consolidation: dict[str, Any] = {}
         intents: dict[str, Any] = {}
+        ann: dict[str, Any] = {}
         _put(context, "knn", self.context_knn)
         _put(consolidation, "merge_similarity", self.merge_similarity)
         _put(consolidation, "decay_per_day", self.decay_per_day)
@@ -151,6 +154,8 @@ class Settings(BaseSettings):
         _put(top, "assign_similarity", self.assign_similarity)
         _put(top, "pair_similarity", self.pair_similarity)
         _put(top, "pool_size", self.pool_size)
+        _put(ann, "min_vectors", self.ann_min_vectors)
+        _put(ann, "nprobe", self.ann_nprobe)
         base = EngineConfig()
         return base.model_copy(
             update={
@@ -158,6 +163,7 @@ class Settings(BaseSettings):
                 "context": base.context.model_copy(update=context),
                 "consolidation": base.consolidation.model_copy(update=consolidation),
                 "intents": base.intents.model_copy(update=intents),
+                "ann": base.ann.model_copy(update=ann),
             }
         )
 

@@ -36,6 +36,7 @@ import structlog
 from schemas.errors import StoreError
 from schemas.graph import Edge, Node
 from schemas.intents import IntentMessage
+from topologies.config import AnnConfig
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.vector_index import Vector
 
@@ -432,13 +433,13 @@ class Store:
         return 0 if row is None else int(row[0])
 
     def load_tenant(
-        self, tenant: str, dim: int, *, vectors: bool = True
+        self, tenant: str, dim: int, *, vectors: bool = True, ann: AnnConfig | None = None
     ) -> tuple[TenantMemory, int]:
         """The tenant's memory as stored, and the version it was read at (one snapshot).
 
         ``vectors=False`` skips the vector indexes (enough for listing and exporting).
         """
-        memory = TenantMemory(tenant, dim)
+        memory = TenantMemory(tenant, dim, ann)
         db = self._db
         try:
             db.execute("BEGIN")  # one read snapshot for every table
@@ -475,13 +476,9 @@ class Store:
                 db.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StoreError(f"reading tenant {tenant!r} from {self.path} failed: {exc}") from exc
-        memory.load(nodes, edges, aliases, [], meta, events)
-        for name, node_id, vec in vecs:
-            index = memory.indexes.get(name)
-            if index is not None:
-                # Stored vectors are already unit length: put them bit for bit (upsert would
-                # normalise again and move the last bits, so a restart would not replay exactly).
-                index.load(node_id, vec)
+        # Stored vectors are already unit length: load() puts them bit for bit (upsert would
+        # normalise again and move the last bits, so a restart would not replay exactly).
+        memory.load(nodes, edges, aliases, vecs, meta, events)
         return memory, version
 
     def _vectors(self, tenant: str, dim: int) -> Iterator[tuple[str, str, Vector]]:

@@ -12,8 +12,15 @@ import pytest
 from schemas.events import RawEvent
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
+from topologies.vector_index import use_single_thread
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _faiss_single_thread() -> None:
+    """As the runtime does (stream_app.factory): OpenMP threads contend on a busy machine."""
+    use_single_thread()
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -43,6 +45,30 @@ class IntentConfig(BaseModel):
     max_threshold: float = 12.0
 
 
+class AnnConfig(BaseModel):
+    """When a vector index leaves the exact scan, and how its inverted file is shaped.
+
+    The number of buckets is ``2 * 2**floor(log2(sqrt(n)))`` (128 at 10k vectors, 256 from
+    16,384, 512 from 65,536, 1,024 from 262,144), so a bucket holds between sqrt(n)/2 and
+    2*sqrt(n) vectors (78 at 10k, 195 at 100k) and a search, which scans ``nprobe`` buckets,
+    grows as sqrt(n), not n. The layout is retrained when the bucket count doubles
+    (benchmarks/bench_fold and bench_ann measure what a retrain costs).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_vectors: int = Field(default=10_000, ge=2)  # below this an index is an exact scan
+    nprobe: int = Field(default=32, ge=1)  # buckets scanned per search (MiniLM recall@10 0.989)
+    train_iterations: int = Field(default=10, ge=1)  # spherical k-means iterations
+    train_points_per_list: int = Field(default=64, ge=8)  # k-means sample per bucket
+    seed: int = 1234
+
+    def lists_for(self, count: int) -> int:
+        if count < self.min_vectors:
+            return 0
+        return 2 ** math.isqrt(count).bit_length()  # 2 * 2**floor(log2(sqrt(count)))
+
+
 class EngineConfig(BaseModel):
     """Everything the fold needs besides its collaborators (planner, embedder)."""
 
@@ -51,6 +77,7 @@ class EngineConfig(BaseModel):
     context: ContextConfig = Field(default_factory=ContextConfig)
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
     intents: IntentConfig = Field(default_factory=IntentConfig)
+    ann: AnnConfig = Field(default_factory=AnnConfig)
     # heuristic planner
     assign_similarity: float = 0.40  # event joins a concept at/above this cosine (MiniLM, tuned)
     pair_similarity: float = 0.40  # two unassigned events seed a new concept (MiniLM, tuned)

@@ -140,7 +140,7 @@ class FoldEngine:
         self.facts = FactStep(embedder)  # DCPM System 1 (issue 7); skipped if layer off
 
     def new_memory(self, tenant: str) -> TenantMemory:
-        return TenantMemory(tenant, self.embedder.dim)
+        return TenantMemory(tenant, self.embedder.dim, self.config.ann)
 
     # ------------------------------------------------------------------ clock
     def stream_now(self, memory: TenantMemory, event: RawEvent | None = None) -> datetime:

@@ -66,7 +66,9 @@ class MemoryGraph:
         return node_id
 
     def get(self, node_id: str) -> Node | None:
-        data = self.g.nodes.get(self.resolve(node_id))
+        data = self.g._node.get(node_id)  # networkx's node dict: the hottest lookup of a fold
+        if data is None and node_id in self.aliases:
+            data = self.g._node.get(self.resolve(node_id))
         return None if data is None else data["n"]
 
     def node(self, node_id: str) -> Node:
@@ -102,23 +104,27 @@ class MemoryGraph:
         if node_id not in self.g:
             return
         if kind is not None:
-            succ = self.g.succ[node_id]
+            succ = self.g._succ[node_id]
             for dst in list(self._out_kind.get((node_id, kind), ())):
                 yield succ[dst][kind]["e"]
             return
-        for _, _, data in self.g.out_edges(node_id, data=True):
-            yield data["e"]
+        # networkx's own adjacency dicts (``_succ``/``_pred``): its public views wrap every
+        # level in a Mapping proxy, which cost more than the rest of the context assembly
+        for keyed in self.g._succ[node_id].values():
+            for data in keyed.values():
+                yield data["e"]
 
     def in_edges(self, node_id: str, kind: EdgeKind | None = None) -> Iterator[Edge]:
         if node_id not in self.g:
             return
         if kind is not None:
-            pred = self.g.pred[node_id]
+            pred = self.g._pred[node_id]
             for src in list(self._in_kind.get((node_id, kind), ())):
                 yield pred[src][kind]["e"]
             return
-        for _, _, data in self.g.in_edges(node_id, data=True):
-            yield data["e"]
+        for keyed in self.g._pred[node_id].values():
+            for data in keyed.values():
+                yield data["e"]
 
     def in_degree(self, node_id: str, kind: EdgeKind) -> int:
         return len(self._in_kind.get((node_id, kind), ()))

@@ -42,6 +42,7 @@ stream yields the same ids.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -396,6 +397,9 @@ class IntentEmergence:
             UpdateNode(
                 id=intent_id,
                 deadline=new_deadline,
+                # the title and description name the deadline: keep them in step with it
+                title=None if new_deadline is None else with_deadline(intent.title, new_deadline),
+                text=None if new_deadline is None else _redate(intent.text, new_deadline),
                 attrs={"density": round(cluster.density, 6)},
                 reasoning="reinforced by a new event",
             )
@@ -549,9 +553,21 @@ def intent_title(memory: TenantMemory, cluster: Cluster, deadlines: list[Node]) 
         title = _join(list(labels.values()))
     title = title[:1].upper() + title[1:]
     anchor = _anchor(deadlines[0]) if deadlines else None
-    if anchor is not None:
-        title = f"{title} (by {anchor.day} {anchor:%b})"
-    return title[:300]
+    return title[:300] if anchor is None else with_deadline(title[:280], anchor)
+
+
+_BY_SUFFIX = re.compile(r" \(by \d{1,2} [A-Z][a-z]{2}\)$")
+_DEADLINE_LINE = re.compile(r"^Deadline: \d{4}-\d{2}-\d{2}$", re.MULTILINE)
+
+
+def with_deadline(title: str, deadline: datetime) -> str:
+    """The title with its "(by 18 Dec)" suffix set to this deadline."""
+    return f"{_BY_SUFFIX.sub('', title)} (by {deadline.day} {deadline:%b})"
+
+
+def _redate(text: str, deadline: datetime) -> str:
+    line = f"Deadline: {deadline.date().isoformat()}"
+    return _DEADLINE_LINE.sub(line, text) if _DEADLINE_LINE.search(text) else f"{text}\n{line}"
 
 
 def _join(labels: list[str]) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from schemas.graph import Edge, Node, NodeKind
+from topologies.config import AnnConfig
 from topologies.entities import EntityIndex, rebuild_entity_index
 from topologies.graph import EdgeKey, Journal, MemoryGraph
 from topologies.vector_index import Vector, VectorIndex
@@ -62,12 +63,13 @@ class _Tx:
 class TenantMemory:
     """Everything the engine holds for one tenant."""
 
-    def __init__(self, tenant: str, dim: int) -> None:
+    def __init__(self, tenant: str, dim: int, ann: AnnConfig | None = None) -> None:
         self.tenant = tenant
         self.dim = dim
         self.graph = MemoryGraph(tenant)
-        self.indexes: dict[str, VectorIndex] = {k.value: VectorIndex(dim) for k in EMBEDDED_KINDS}
-        self.indexes[POOL] = VectorIndex(dim)
+        self.indexes: dict[str, VectorIndex] = {
+            name: VectorIndex(dim, ann) for name in (*(k.value for k in EMBEDDED_KINDS), POOL)
+        }
         self.meta: dict[str, Any] = {}
         self.event_states: dict[str, str] = {}  # RawEvent id -> "stored" | "folded"
         self.entities = EntityIndex()  # derived, not persisted: rebuilt by load()
@@ -203,6 +205,8 @@ class TenantMemory:
         for name, node_id, vec in vectors:
             if name in self.indexes:
                 self.indexes[name].load(node_id, vec)
+        for index in self.indexes.values():
+            index.finish_load()
         self.meta.update(meta)
         self.event_states.update(events)
         rebuild_entity_index(self)

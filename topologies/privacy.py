@@ -337,6 +337,7 @@ def forget_tenant(
         for index in memory.indexes.values():
             for vec_id in index.ids():
                 index.remove(vec_id)
+            index.drop_layout()
         for event_id in list(memory.event_states):
             memory.set_event_state(event_id, None)
         for key in list(memory.meta):

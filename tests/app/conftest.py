@@ -12,7 +12,9 @@ from typing import Any
 
 import orjson
 import pytest
+from typer.testing import CliRunner
 
+from stream_app.cli import build_app
 from stream_app.factory import build_hub
 from stream_app.hub import MemoryHub
 from stream_app.outputs import ConsoleOutput, JsonlFileOutput
@@ -119,3 +121,12 @@ def stream_file(tmp_path: Path) -> Callable[[int], Path]:
         return write_jsonl(tmp_path / "stream.jsonl", make_stream(n))
 
     return make
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    """Run the `foldmem` CLI in-process: (exit code, stdout, stderr). An exception that is not
+    the CLI's own exit is re-raised, so a crash never passes for a failing exit code."""
+    result = CliRunner().invoke(build_app(), list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr

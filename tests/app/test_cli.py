@@ -6,17 +6,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import orjson
-from typer.testing import CliRunner
 
-from stream_app.cli import build_app
-from tests.app.conftest import make_stream, write_jsonl
-
-cli = CliRunner()
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = cli.invoke(build_app(), list(args))
-    return result.exit_code, result.stdout, result.stderr
+from tests.app.conftest import invoke, make_stream, write_jsonl
 
 
 def test_run_once_status_intents(data_dir: Path, tmp_path: Path) -> None:

@@ -6,34 +6,26 @@ from __future__ import annotations
 import asyncio
 import io
 import shutil
-import threading
+import sqlite3
 import zipfile
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
 from connectors.base import BadItem
 from connectors.detect import open_source
 from connectors.sinks import verify_signature
-from connectors.sinks.webhook import MESSAGE_ID_HEADER, SIGNATURE_HEADER
-from stream_app.cli import build_app
+from schemas.events import RawEvent
 from stream_app.factory import build_hub, close_outputs, default_outputs
+from stream_app.ingest import Ledger
 from stream_app.runner import Runner, RunOptions
 from stream_app.store import Store
-from tests.app.conftest import SAMPLE, app_settings
+from tests.app.conftest import SAMPLE, app_settings, invoke
+from tests.webhook_receiver import WebhookReceiver, receiving
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "connectors"
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(build_app(), list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture
@@ -150,43 +142,54 @@ def test_interrupted_ingest_resumes_without_resending(data_dir: Path, mixed: lis
     assert sorted(folded_ids(data_dir, "dave")) == sorted(good)
 
 
-# ------------------------------------------------------------------ webhook output
-class Receiver:
-    def __init__(self, fail_first: int) -> None:
-        self.fail_first = fail_first
-        self.requests = 0
-        self.delivered: list[tuple[str, bytes, str]] = []
-        self.lock = threading.Lock()
+def test_an_edited_item_is_ingested_again_and_folds_as_a_revision(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    def note(event_id: str, body: str) -> dict[str, str]:
+        return {"id": event_id, "source": "note", "ts": "2026-11-02T09:00:00+00:00",
+                "title": "Standup", "body": body}  # fmt: skip
+
+    notes = tmp_path / "notes.jsonl"
+    notes.write_bytes(b"\n".join(orjson.dumps(n) for n in (note("n1", "at 9"), note("n2", "x"))))
+    args = ["ingest", "--to", "embedded", "--tenant", "erin", str(notes)]
+    code, _, err = invoke(*args)
+    assert code == 0 and "sent 2," in err, err
+
+    notes.write_bytes(b"\n".join(orjson.dumps(n) for n in (note("n1", "at 10"), note("n2", "x"))))
+    code, _, err = invoke(*args)
+    assert code == 0 and "sent 1," in err and "already sent 1" in err, err
+    folded = folded_ids(data_dir, "erin")
+    assert len(folded) == 3 and any(e.startswith("n1#rev-") for e in folded)
 
 
-@pytest.fixture
-def receiver() -> Iterator[tuple[str, Receiver]]:
-    state = Receiver(fail_first=2)
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            with state.lock:
-                state.requests += 1
-                failing = state.requests <= state.fail_first
-                if not failing:
-                    state.delivered.append(
-                        (self.headers[MESSAGE_ID_HEADER], body, self.headers[SIGNATURE_HEADER])
-                    )
-            self.send_response(503 if failing else 204)
-            self.end_headers()
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+def test_a_ledger_written_before_fingerprints_still_skips_what_it_sent(tmp_path: Path) -> None:
+    path = tmp_path / "ingest.db"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE sent (target TEXT NOT NULL, tenant TEXT NOT NULL, event_id TEXT NOT "
+            "NULL, source TEXT NOT NULL, status TEXT NOT NULL, at TEXT NOT NULL, "
+            "PRIMARY KEY (target, tenant, event_id))"
+        )
+        db.execute("INSERT INTO sent VALUES ('embedded', 'erin', 'n1', 'f', 'folded', 'now')")
+    event = RawEvent(
+        id="n1", tenant="erin", source="note", ts="2026-11-02T09:00:00+00:00", title="Standup"
+    )
+    ledger = Ledger(path)
     try:
-        yield f"http://127.0.0.1:{server.server_port}/hook", state
+        assert ledger.was_sent("embedded", event)
+        assert not ledger.was_sent("embedded", event.model_copy(update={"id": "n2"}))
+        ledger.mark_sent("embedded", "f", [(event.model_copy(update={"title": "Moved"}), "ok")])
+        assert ledger.sent_count("embedded") == 2
     finally:
-        server.shutdown()
-        server.server_close()
+        ledger.close()
+
+
+# ------------------------------------------------------------------ webhook output
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, WebhookReceiver]]:
+    state = WebhookReceiver(fail_first=2)
+    with receiving(state) as url:
+        yield url, state
 
 
 def run_with_webhook(data_dir: Path, url: str) -> None:
@@ -203,7 +206,7 @@ def run_with_webhook(data_dir: Path, url: str) -> None:
 
 
 def test_embedded_webhook_delivers_each_intent_once(
-    data_dir: Path, receiver: tuple[str, Receiver]
+    data_dir: Path, receiver: tuple[str, WebhookReceiver]
 ) -> None:
     url, state = receiver
     run_with_webhook(data_dir, url)

@@ -53,12 +53,18 @@ def test_is_loopback(host: str, loopback: bool) -> None:
 
 def test_engine_config_overrides() -> None:
     config = load_settings(
-        merge_similarity=0.9, intent_threshold=4.5, context_knn=3, pool_size=77
+        merge_similarity=0.9,
+        intent_threshold=4.5,
+        context_knn=3,
+        pool_size=77,
+        ann_min_vectors=5000,
+        ann_nprobe=32,
     ).engine_config()
     assert config.consolidation.merge_similarity == 0.9
     assert config.intents.initial_threshold == 4.5
     assert config.context.knn == 3
     assert config.pool_size == 77
+    assert (config.ann.min_vectors, config.ann.nprobe) == (5000, 32)
     default = load_settings().engine_config()
     assert default.consolidation.decay_per_day == config.consolidation.decay_per_day
 

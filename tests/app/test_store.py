@@ -29,6 +29,9 @@ def assert_same_memory(a: TenantMemory, b: TenantMemory) -> None:
             va, vb = index.get(node_id), other.get(node_id)
             assert va is not None and vb is not None
             assert np.array_equal(va, vb)
+        assert index.lists == other.lists, name
+        for centroid in index.centroid_ids():
+            assert np.array_equal(index.get(centroid), other.get(centroid)), name
 
 
 async def test_round_trip_identical(tmp_path: Path) -> None:
@@ -87,6 +90,34 @@ async def test_stored_event_is_refolded_after_crash(tmp_path: Path) -> None:
     assert memory2.event_state(events[5].id) == "folded"
     assert memory2.meta.get("events_folded") == 6
     hub2.store.close()
+
+
+async def test_a_restart_past_the_exact_range_replays_like_an_uninterrupted_run(
+    tmp_path: Path,
+) -> None:
+    """Indexes that switched to the inverted file reload with the persisted layout, and
+    retrain later exactly as the uninterrupted run does."""
+    events = [RawEvent.model_validate(e) for e in make_stream(150)]
+    straight = app_settings(tmp_path / "straight", ann_min_vectors=40, ann_nprobe=2)
+    hub, _ = quiet_hub(straight)
+    for event in events:
+        await hub.fold(event)
+
+    broken = app_settings(tmp_path / "broken", ann_min_vectors=40, ann_nprobe=2)
+    first, _ = quiet_hub(broken)
+    for event in events[:50]:
+        await first.fold(event)
+    assert first.view("alice").indexes["EVENT"].lists == 8
+    first.store.close()
+    second, _ = quiet_hub(broken)
+    assert second.view("alice").indexes["EVENT"].lists == 8
+    for event in events[50:]:
+        await second.fold(event)
+
+    assert hub.view("alice").indexes["EVENT"].lists == 16  # retrained at 64 vectors
+    assert_same_memory(hub.view("alice"), second.view("alice"))
+    hub.store.close()
+    second.store.close()
 
 
 def test_embedder_mismatch_is_refused(tmp_path: Path) -> None:

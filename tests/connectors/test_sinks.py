@@ -9,7 +9,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import httpx
@@ -25,6 +25,7 @@ from connectors.sinks import (
     verify_signature,
 )
 from schemas.intents import Intent, IntentMessage, IntentStatus
+from tests.webhook_receiver import serving
 
 SECRET = "whsec_test_5f2a"
 NOW = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
@@ -106,14 +107,8 @@ def receiver() -> Iterator[tuple[str, Receiver]]:
             self.send_response(200)
             self.end_headers()
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hooks/foldmem", state
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler, "/hooks/foldmem") as url:
+        yield url, state
 
 
 async def test_webhook_retries_until_each_intent_is_delivered_once(

@@ -109,6 +109,29 @@ async def test_a_deadline_found_on_an_evidence_event_joins_the_labels(
     assert message.intent.deadline == TRIP
 
 
+async def test_an_earlier_deadline_moves_the_intent_its_title_and_its_description(
+    embedder: HashingEmbedder, make_event: MakeEvent
+) -> None:
+    visa = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
+    script = {
+        **SCRIPT,
+        "visa": Step(
+            ["Passport renewal"], category="travel", deadline=visa, deadline_on="Passport renewal"
+        ),
+    }
+    engine = FoldEngine(embedder, ScriptedPlanner(script))
+    memory = engine.new_memory("alice")
+    await fold_all(engine, memory, stream(make_event)[:4])
+    intent = only_intent(memory)
+    assert memory.graph.node(intent).title.endswith("(by 18 Dec)")
+
+    await engine.fold(memory, make_event("Visa form due before the passport", id="visa", hours=150))
+    node = memory.graph.node(intent)
+    assert node.deadline == visa
+    assert node.title == "Passport renewal before Lisbon trip (by 4 Dec)"
+    assert "Deadline: 2026-12-04" in node.text and "2026-12-18" not in node.text
+
+
 async def test_density_is_evidence_times_connectivity(
     embedder: HashingEmbedder, make_event: MakeEvent
 ) -> None:

@@ -11,7 +11,7 @@ from schemas.events import RawEvent
 from stream_app.faust_app import parse_event, partition_for
 from stream_app.kafka_codec import Record, memory_items, split_key
 from stream_app.kafka_state import KafkaTenantState
-from topologies.config import EngineConfig
+from topologies.config import AnnConfig, EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
 from topologies.heuristic_planner import HeuristicPlanner
@@ -51,9 +51,9 @@ def replay(sent: list[tuple[int | None, bytes, bytes | None]]) -> Changelog:
     return table
 
 
-def engine() -> FoldEngine:
+def engine(config: EngineConfig | None = None) -> FoldEngine:
     embedder = HashingEmbedder(dim=64)
-    config = EngineConfig()
+    config = config or EngineConfig()
     return FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
 
 
@@ -104,6 +104,21 @@ async def test_state_round_trips_through_the_changelog() -> None:
     # every record of a tenant went to that tenant's partition
     for partition, key, _ in table.sent:
         assert partition == partition_for(split_key(key)[0], 4)
+
+
+async def test_the_inverted_file_layout_is_recovered_from_the_changelog() -> None:
+    ann = AnnConfig(min_vectors=5, nprobe=2)
+    eng = engine(EngineConfig(ann=ann))
+    table = Changelog()
+    state = KafkaTenantState(table, 64, partition_of=lambda _t: 0, ann=ann)
+    await fold_all(eng, state, events())
+    live = state.memory("alice")
+    assert live.indexes["EVENT"].lists == 4
+    rebuilt = KafkaTenantState(replay(table.sent), 64, partition_of=lambda _t: 0, ann=ann)
+    memory = rebuilt.get("alice")
+    assert memory is not None
+    assert memory.indexes["EVENT"].lists == 4
+    assert memory_items(memory) == memory_items(live)  # centroids included
 
 
 @pytest.mark.parametrize("cut", [1, 2, 5])

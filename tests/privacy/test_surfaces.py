@@ -10,24 +10,17 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
-from typer.testing import CliRunner
 
 from stream_app.api import create_app
-from stream_app.cli import build_app
 from stream_app.hub import MemoryHub
 from stream_app.privacy_hub import consolidate, forget_event, forget_whole_tenant
 from stream_app.settings import Settings
-from tests.app.conftest import app_settings, quiet_hub
+from tests.app.conftest import app_settings, invoke, quiet_hub
 from tests.facts.helpers import REVISIONS, stance_stream
 from topologies.privacy import ForgottenEventError
 
 MIDDLE = "Zumba classes on Thursdays"
 SECRET = "birthday treat"
-
-
-def _invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(build_app(), list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 async def _hub_with_stream(settings: Settings) -> MemoryHub:
@@ -117,10 +110,10 @@ async def test_forget_event_everywhere(data_dir: Path) -> None:
             await restarted.fold(stance_stream()[6])
     finally:
         restarted.store.close()
-    code, out, err = _invoke("export", "--tenant", "alice")
+    code, out, err = invoke("export", "--tenant", "alice")
     assert code == 0, err
     assert SECRET not in out and REVISIONS[4] in out
-    code, out, err = _invoke("query", SECRET, "--tenant", "alice", "--json")
+    code, out, err = invoke("query", SECRET, "--tenant", "alice", "--json")
     assert code == 0, err
     assert SECRET not in orjson.dumps(orjson.loads(out)["items"]).decode()
 
@@ -129,14 +122,27 @@ def test_forget_event_from_the_cli(data_dir: Path) -> None:
     settings = app_settings(data_dir)
     hub = asyncio.run(_hub_with_stream(settings))
     hub.store.close()
-    code, out, err = _invoke("forget-event", "stance-3", "--tenant", "alice", "--actor", "me")
+    code, out, err = invoke("forget-event", "stance-3", "--tenant", "alice", "--actor", "me")
     assert code == 0, err
     assert "FACT: 1" in out and "relinked: 1" in out
-    code, out, _ = _invoke("audit", "--tenant", "alice")
+    code, out, _ = invoke("audit", "--tenant", "alice")
     assert '"actor": "me"' in out
-    code, out, _ = _invoke("export", "--tenant", "alice")
+    code, out, _ = invoke("export", "--tenant", "alice")
     assert SECRET not in out
     assert SECRET.encode() not in _db_bytes(settings), _where(settings, SECRET)
+
+
+def test_privacy_commands_refuse_a_tenant_the_data_dir_does_not_hold(data_dir: Path) -> None:
+    """On a Kafka deployment the local data dir is empty: the CLI says so instead of
+    tombstoning into a store nobody reads."""
+    for args in (
+        ("forget-event", "e1", "--tenant", "ghost"),
+        ("forget-tenant", "--tenant", "ghost", "--yes"),
+        ("consolidate", "--tenant", "ghost"),
+    ):
+        code, out, err = invoke(*args)
+        assert code != 0
+        assert "tenant 'ghost' not found" in err and "worker's API" in err, (args, out, err)
 
 
 async def test_forget_tenant_everywhere(data_dir: Path) -> None:
@@ -160,7 +166,7 @@ async def test_forget_tenant_everywhere(data_dir: Path) -> None:
     assert keys and all(k.startswith("privacy.") for k in keys)
     blob = _db_bytes(settings)
     assert all(text.encode() not in blob for text in REVISIONS)
-    code, out, _ = _invoke("export", "--tenant", "alice")
+    code, out, _ = invoke("export", "--tenant", "alice")
     assert code == 0 and all(text not in out for text in REVISIONS)
 
 
@@ -184,14 +190,14 @@ async def _consolidate_and_enable_core(settings: Settings) -> None:
 def test_forget_tenant_from_the_cli_and_consolidate(data_dir: Path) -> None:
     settings = app_settings(data_dir)
     asyncio.run(_consolidate_and_enable_core(settings))
-    code, out, err = _invoke("layers", "--tenant", "alice", "--json")
+    code, out, err = invoke("layers", "--tenant", "alice", "--json")
     assert code == 0 and orjson.loads(out)["core_schemas"] is True, err
-    code, out, err = _invoke("consolidate", "--tenant", "alice", "--json")
+    code, out, err = invoke("consolidate", "--tenant", "alice", "--json")
     assert code == 0, err
     assert orjson.loads(out)["layers"]["core_schemas"] is True
-    code, out, err = _invoke("forget-tenant", "--tenant", "alice", "--yes")
+    code, out, err = invoke("forget-tenant", "--tenant", "alice", "--yes")
     assert code == 0, err
-    code, out, _ = _invoke("export", "--tenant", "alice")
+    code, out, _ = invoke("export", "--tenant", "alice")
     assert all(text not in out for text in REVISIONS)
 
 
