@@ -220,9 +220,11 @@ class KafkaHub:
                 if memory.meta.get("clock") is None:
                     continue
                 changes = self.engine.sweep(memory, self.engine.stream_now(memory))
-                self.worker.write([changes])
                 done[name] = len(changes.edges) + len(changes.nodes)
-        await self.worker.flush_state()
+                if changes.empty:
+                    continue
+                self.worker.write([changes])
+                await self.worker.settle(name)  # acknowledged and sealed, as other writers
         return done
 
     # ------------------------------------------------------- nightly and privacy
@@ -532,6 +534,9 @@ class KafkaWorker:
         except BaseException:
             self._reload(tenant)
             raise
+        if not self.owns_tenant(tenant):  # revoked while publishing: never write its partition
+            self._reload(tenant)
+            raise StateUnavailableError(f"tenant {tenant!r} moved to another worker (now)")
         records = self.write(changes)
         await self.settle(tenant)
         return records
@@ -611,9 +616,13 @@ class KafkaWorker:
         then a nightly pass for each idle tenant that is due one."""
         if not self.ready:
             return
-        pruned = await self.hub.sweep()
-        log.info("sweep_done", tenants=len(pruned), changed=sum(pruned.values()))
-        ran = await self.hub.nightly_if_due()
+        try:
+            pruned = await self.hub.sweep()
+            log.info("sweep_done", tenants=len(pruned), changed=sum(pruned.values()))
+            ran = await self.hub.nightly_if_due()
+        except Exception:  # a timer task that raises crashes the whole worker (mode.Service)
+            log.exception("sweep_failed")
+            return
         if ran:
             log.info("nightly_sweep_done", tenants=sorted(ran))
 

@@ -136,38 +136,29 @@ class Ledger:
               reason TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (source, location, reason));
             """
         )
-
         self._sent_table()
 
     def _sent_table(self) -> None:
-        """``sent`` keyed by content fingerprint too. A ledger written before fingerprints
-        keeps its rows with an empty fingerprint, which matches any content (as it did)."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(sent)")}
-        if columns and "fingerprint" not in columns:
-            with self._tx():
-                self._db.execute("ALTER TABLE sent RENAME TO sent_v1")
-                self._create_sent()
-                self._db.execute(
-                    "INSERT INTO sent SELECT target, tenant, event_id, '', source, status, at "
-                    "FROM sent_v1"
-                )
-                self._db.execute("DROP TABLE sent_v1")
-        else:
-            self._create_sent()
-
-    def _create_sent(self) -> None:
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS sent (target TEXT NOT NULL, tenant TEXT NOT NULL, "
-            "event_id TEXT NOT NULL, fingerprint TEXT NOT NULL, source TEXT NOT NULL, "
-            "status TEXT NOT NULL, at TEXT NOT NULL, "
-            "PRIMARY KEY (target, tenant, event_id, fingerprint))"
-        )
+        """``sent``: one row per delivered id with the fingerprint of its latest content. A
+        ledger written before fingerprints gets the column, empty: it matches any content,
+        as those rows did."""
+        with self._tx():
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS sent (target TEXT NOT NULL, tenant TEXT NOT NULL, "
+                "event_id TEXT NOT NULL, source TEXT NOT NULL, status TEXT NOT NULL, "
+                "at TEXT NOT NULL, fingerprint TEXT NOT NULL DEFAULT '', "
+                "PRIMARY KEY (target, tenant, event_id))"
+            )
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(sent)")}
+            if "fingerprint" not in columns:
+                self._db.execute("ALTER TABLE sent ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self._db.close()
 
     def was_sent(self, target: str, event: RawEvent) -> bool:
-        """This event, with this content, was delivered to the target before."""
+        """This event's id was delivered to the target, last with this content (a meeting
+        moved and moved back is sent each time)."""
         row = self._db.execute(
             "SELECT 1 FROM sent WHERE target = ? AND tenant = ? AND event_id = ? "
             "AND fingerprint IN (?, '')",
@@ -179,9 +170,9 @@ class Ledger:
         now = _now()
         with self._tx():
             self._db.executemany(
-                "INSERT OR IGNORE INTO sent VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO sent VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (target, e.tenant, e.id, event_fingerprint(e), source, status, now)
+                    (target, e.tenant, e.id, source, status, now, event_fingerprint(e))
                     for e, status in done
                 ],
             )

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from schemas.errors import NotFoundError
+from schemas.errors import FoldmemError, NotFoundError
 from stream_app.hub import MemoryHub
 from stream_app.store import StaleTenantError
 from topologies.entities import rebuild_entity_index
@@ -208,6 +208,9 @@ class NightlySchedule:
             except NotFoundError:  # gone since it was listed (forgotten, or moved away)
                 self.seen.pop(tenant, None)
                 continue
+            except FoldmemError as exc:  # state unavailable (a rebalance began): next sweep
+                log.warning("nightly_skipped", tenant=tenant, reason=str(exc))
+                break
             if not self.due(tenant, memory):
                 continue
             self.last[tenant] = self.wall()

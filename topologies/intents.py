@@ -553,16 +553,22 @@ def intent_title(memory: TenantMemory, cluster: Cluster, deadlines: list[Node]) 
         title = _join(list(labels.values()))
     title = title[:1].upper() + title[1:]
     anchor = _anchor(deadlines[0]) if deadlines else None
-    return title[:300] if anchor is None else with_deadline(title[:280], anchor)
+    return title[:300] if anchor is None else with_deadline(title, anchor)
 
 
 _BY_SUFFIX = re.compile(r" \(by \d{1,2} [A-Z][a-z]{2}\)$")
 _DEADLINE_LINE = re.compile(r"^Deadline: \d{4}-\d{2}-\d{2}$", re.MULTILINE)
 
 
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+TITLE_BASE_CHARS = 280  # room left for the suffix within the schema's label bound
+
+
 def with_deadline(title: str, deadline: datetime) -> str:
-    """The title with its "(by 18 Dec)" suffix set to this deadline."""
-    return f"{_BY_SUFFIX.sub('', title)} (by {deadline.day} {deadline:%b})"
+    """The title with its "(by 18 Dec)" suffix set to this deadline (English month names
+    whatever the process locale, so the suffix is always recognised and replaced)."""
+    base = _BY_SUFFIX.sub("", title)[:TITLE_BASE_CHARS]
+    return f"{base} (by {deadline.day} {_MONTHS[deadline.month - 1]})"
 
 
 def _redate(text: str, deadline: datetime) -> str:

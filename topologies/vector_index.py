@@ -25,6 +25,7 @@ from topologies.config import AnnConfig
 Vector = npt.NDArray[np.float32]
 Recorder = Callable[[Callable[[], None], str], None]
 
+TIE_MARGIN = 4  # extra hits fetched so that equal scores at the k-th place sort by id
 CENTROID_PREFIX = "~ivf:"  # ids of persisted IVF centroids; node ids never start with "~"
 
 
@@ -278,13 +279,18 @@ class VectorIndex:
     def search(
         self, vec: npt.ArrayLike, k: int, exclude: set[str] | None = None
     ) -> list[tuple[str, float]]:
-        """The k nearest ids with cosine similarity, best first."""
+        """The k nearest ids with cosine similarity, best first; equal scores in id order.
+
+        FAISS orders equal scores by storage position, which a restart (load order) changes;
+        a few extra hits and a sort by (-score, id) keep ties, such as duplicate texts,
+        in the same order before and after a restart."""
         if not len(self._store) or k <= 0:
             return []
-        want = min(len(self._store), k + (len(exclude) if exclude else 0))
+        want = min(len(self._store), k + (len(exclude) if exclude else 0) + TIE_MARGIN)
         hits = self._store.search(normalize(vec).reshape(1, -1), want)
         if exclude:
             hits = [hit for hit in hits if hit[0] not in exclude]
+        hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return hits[:k]
 
     def similarity(self, a: str, b: str) -> float | None:

@@ -162,7 +162,9 @@ def test_an_edited_item_is_ingested_again_and_folds_as_a_revision(
     assert len(folded) == 3 and any(e.startswith("n1#rev-") for e in folded)
 
 
-def test_a_ledger_written_before_fingerprints_still_skips_what_it_sent(tmp_path: Path) -> None:
+def test_a_ledger_written_before_fingerprints_keeps_its_rows_and_tracks_the_latest_content(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "ingest.db"
     with sqlite3.connect(path) as db:
         db.execute(
@@ -174,12 +176,16 @@ def test_a_ledger_written_before_fingerprints_still_skips_what_it_sent(tmp_path:
     event = RawEvent(
         id="n1", tenant="erin", source="note", ts="2026-11-02T09:00:00+00:00", title="Standup"
     )
+    moved = event.model_copy(update={"title": "Moved"})
     ledger = Ledger(path)
     try:
-        assert ledger.was_sent("embedded", event)
+        assert ledger.was_sent("embedded", event) and ledger.was_sent("embedded", moved)
         assert not ledger.was_sent("embedded", event.model_copy(update={"id": "n2"}))
-        ledger.mark_sent("embedded", "f", [(event.model_copy(update={"title": "Moved"}), "ok")])
-        assert ledger.sent_count("embedded") == 2
+        ledger.mark_sent("embedded", "f", [(moved, "ok")])
+        assert ledger.was_sent("embedded", moved) and not ledger.was_sent("embedded", event)
+        ledger.mark_sent("embedded", "f", [(event, "ok")])  # moved back: sent again
+        assert ledger.was_sent("embedded", event) and not ledger.was_sent("embedded", moved)
+        assert ledger.sent_count("embedded") == 1
     finally:
         ledger.close()
 

@@ -191,3 +191,23 @@ def test_interleaved_writes_keep_every_vector_readable(ann: AnnConfig) -> None:
     assert sorted(index.ids()) == sorted(expected)
     for name, vec in expected.items():
         assert np.array_equal(index.get(name), vec)
+
+
+@pytest.mark.parametrize("ann", [AnnConfig(min_vectors=10**9), SMALL], ids=["exact", "ivf"])
+def test_equal_scores_come_back_in_id_order_whatever_the_insertion_order(ann: AnnConfig) -> None:
+    """Duplicate texts (equal vectors) must not reorder after a restart loads them anew."""
+    base = clustered(300, seed=2)
+    names = [f"n{row:05d}" for row in range(300)]
+    twins = [f"dup{d}" for d in range(6)]
+    forward, backward = VectorIndex(DIM, ann), VectorIndex(DIM, ann)
+    for name, vec in zip(names, base, strict=True):
+        forward.upsert(name, vec)
+    for twin in twins:
+        forward.upsert(twin, base[7])
+    for twin in reversed(twins):
+        backward.upsert(twin, base[7])
+    for name, vec in reversed(list(zip(names, base, strict=True))):
+        backward.upsert(name, vec)
+    hits = forward.search(base[7], 4)
+    assert [n for n, _ in hits] == ["dup0", "dup1", "dup2", "dup3"]
+    assert hits == backward.search(base[7], 4)
