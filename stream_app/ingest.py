@@ -3,11 +3,12 @@
 The checkpoint is a ledger in DATA_DIR/ingest.db:
 
 - ``sent``: per target (``embedded`` or ``kafka:<brokers>/<topic>``) the events already
-  delivered (folded, or acknowledged by the brokers) by id and content fingerprint, with the
-  source they came from. An interrupted import re-reads its sources and skips every event in
-  the ledger: nothing is sent twice, whatever the source's item order (calendars expand
-  recurrences around "now"). An id that comes back with other content (a moved meeting, an
-  edited message) is sent again: the engine folds it as a revision.
+  delivered (folded, or acknowledged by the brokers) by id, with the fingerprint of the
+  content last delivered and the source they came from. An interrupted import re-reads its
+  sources and skips every event in the ledger: nothing is sent twice, whatever the source's
+  item order (calendars expand recurrences around "now"). An id that comes back with other
+  content (a moved meeting, an edited message) is sent again: the engine folds it as a
+  revision.
 - ``sources``: a fingerprint (size, mtime, content hash) of each source imported completely;
   an unchanged source is skipped without being parsed.
 - ``bad``: bad items already written to the dead-letter file, so re-reading a file (a re-run,
