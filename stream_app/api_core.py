@@ -49,8 +49,12 @@ async def require_token(
 ) -> None:
     """Bearer auth, enforced whenever a token is configured (always when not on loopback)."""
     expected = get_settings(request).token
-    if expected is None:
-        return
+    if expected is not None:
+        check_bearer(credentials, expected)
+
+
+def check_bearer(credentials: HTTPAuthorizationCredentials | None, expected: str) -> None:
+    """401 unless the request's bearer token is ``expected`` (constant-time comparison)."""
     given = credentials.credentials if credentials is not None else ""
     if not hmac.compare_digest(given.encode(), expected.encode()):
         raise HTTPException(

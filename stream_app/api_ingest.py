@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated, Any, Literal
 
 import orjson
@@ -24,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from schemas.errors import FoldmemError
 from schemas.events import RawEvent
-from stream_app.api_core import get_hub, get_settings
+from stream_app.api_core import check_bearer, get_hub, get_settings
 
 log = structlog.get_logger(__name__)
 
@@ -44,13 +43,7 @@ async def require_ingest_token(
             "event ingest over HTTP needs a bearer token: set FOLDMEM_API_TOKEN on the server "
             "and send 'Authorization: Bearer <token>'",
         )
-    given = credentials.credentials if credentials is not None else ""
-    if not hmac.compare_digest(given.encode(), expected.encode()):
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "missing or wrong bearer token",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
+    check_bearer(credentials, expected)
 
 
 class FieldError(BaseModel):

@@ -95,6 +95,18 @@ class KafkaModeError(FoldmemError):
     """Something the embedded hub does that the Kafka worker cannot do this way."""
 
 
+def _bytes_topic(app: faust.App, name: str, partitions: int) -> Any:
+    """A topic of raw bytes keys and values: foldmem encodes and validates them itself."""
+    return app.topic(
+        name,
+        partitions=partitions,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+    )
+
+
 def broker_urls(brokers: Sequence[str]) -> list[str]:
     return [b if "://" in b else f"kafka://{b}" for b in brokers]
 
@@ -334,30 +346,9 @@ class KafkaWorker:
             producer_linger=0.005,
         )
         app = self.app
-        self.events_topic = app.topic(
-            settings.kafka_events_topic,
-            partitions=self.partitions,
-            key_type=bytes,
-            value_type=bytes,
-            key_serializer="raw",
-            value_serializer="raw",
-        )
-        self.intents_topic = app.topic(
-            settings.kafka_intents_topic,
-            partitions=self.partitions,
-            key_type=bytes,
-            value_type=bytes,
-            key_serializer="raw",
-            value_serializer="raw",
-        )
-        self.deadletter_topic = app.topic(
-            settings.kafka_deadletter_topic,
-            partitions=1,
-            key_type=bytes,
-            value_type=bytes,
-            key_serializer="raw",
-            value_serializer="raw",
-        )
+        self.events_topic = _bytes_topic(app, settings.kafka_events_topic, self.partitions)
+        self.intents_topic = _bytes_topic(app, settings.kafka_intents_topic, self.partitions)
+        self.deadletter_topic = _bytes_topic(app, settings.kafka_deadletter_topic, 1)
         self.table = app.Table(
             STATE_TABLE, partitions=self.partitions, key_type=bytes, value_type=bytes
         )

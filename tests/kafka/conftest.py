@@ -2,45 +2,25 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kafka_helpers import Cluster, free_port, tansu_binary, wait_port
+from kafka_helpers import Cluster, tansu_binary
+
+from stream_app.devbroker import start_tansu, stop
 
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A tansu broker on a free loopback port, in-memory storage; 'host:port'."""
     binary = tansu_binary()
-    port = free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    log = (tmp_path_factory.mktemp("tansu") / "tansu.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            str(binary),
-            "broker",
-            "--listener-url",
-            url,
-            "--advertised-listener-url",
-            url,
-            "--storage-engine",
-            "memory://tansu/",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        wait_port(port)
-        yield f"127.0.0.1:{port}"
-    finally:
-        proc.terminate()
+    with (tmp_path_factory.mktemp("tansu") / "tansu.log").open("wb") as log:
+        proc, address = start_tansu(log, binary)
         try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+            yield address
+        finally:
+            stop(proc)
 
 
 @pytest.fixture

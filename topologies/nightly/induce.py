@@ -21,12 +21,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import structlog
 
 from schemas.graph import EdgeKind, Node, NodeKind
+from topologies.llm.completer import JsonCompleter
 from topologies.memory import TenantMemory
 from topologies.nightly.behaviour import domain_of
 from topologies.nightly.tools import (
@@ -222,18 +223,6 @@ class DeterministicInductor:
                 reasoning=f"{len(goal_facts)} facts carry goal or deadline language",
             )
         ]
-
-
-class JsonCompleter(Protocol):
-    """What the LLM inductor needs from ``topologies.llm.client.LLMClient``."""
-
-    async def complete_json(
-        self,
-        messages: list[dict[str, str]],
-        schema_name: str,
-        schema: dict[str, Any],
-        log_ctx: dict[str, Any] | None = None,
-    ) -> Any: ...
 
 
 SYSTEM_PROMPT = """You maintain a user's long-term memory graph. You receive one cluster of \
