@@ -12,10 +12,9 @@ from fastapi import APIRouter, Request
 from schemas.query import QueryRequest, QueryResponse, RecallRequest, RecallResponse
 from stream_app.api_core import HubDep
 from stream_app.hub import MemoryHub
-from stream_app.store import StaleTenantError
+from topologies.memory import TenantMemory
 
 router = APIRouter(tags=["read"])
-_RETRIES = 3
 
 
 def run_query(hub: MemoryHub, tenant: str, request: QueryRequest) -> QueryResponse:
@@ -25,20 +24,15 @@ def run_query(hub: MemoryHub, tenant: str, request: QueryRequest) -> QueryRespon
 async def run_recall(hub: MemoryHub, tenant: str, request: RecallRequest) -> RecallResponse:
     """Cued recall under the tenant's lock; the recall history is persisted before returning."""
     reader = hub.reader
+
+    async def attempt(memory: TenantMemory) -> RecallResponse:
+        response, changes = reader.recall(memory, request)
+        if not changes.empty:
+            hub.persist(tenant, [changes])
+        return response
+
     async with hub.lock(tenant):
-        for attempt in range(_RETRIES):
-            memory = hub.view(tenant)
-            response, changes = reader.recall(memory, request)
-            if changes.empty:
-                return response
-            try:
-                hub.persist(tenant, [changes])
-            except StaleTenantError:
-                if attempt == _RETRIES - 1:
-                    raise
-                continue
-            return response
-    raise AssertionError("unreachable")  # pragma: no cover
+        return await hub.retrying(tenant, attempt)
 
 
 @router.post("/tenants/{tenant}/query", response_model=QueryResponse)

@@ -33,7 +33,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import faust
 import httpx
@@ -68,6 +68,7 @@ from topologies.privacy import DeletionReport, layers
 from topologies.read import Reader
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 STATE_TABLE = "state"
 # routers of the embedded API the workers also serve (HTTP ingest and the store-backed
@@ -177,6 +178,17 @@ class KafkaHub:
             if not self.worker.owns_tenant(tenant):
                 raise StateUnavailableError(f"tenant {tenant!r} is not owned by this worker now")
             yield
+
+    async def retrying(
+        self,
+        tenant: str,
+        attempt: Callable[[TenantMemory], Awaitable[T]],
+        *,
+        create: bool = False,
+    ) -> T:
+        """:meth:`stream_app.hub.MemoryHub.retrying` for a worker: no other process writes a
+        tenant this worker owns, so there is nothing to retry."""
+        return await attempt(self.view(tenant))
 
     def persist(
         self, tenant: str, changes: Sequence[ChangeSet], messages: Sequence[IntentMessage] = ()

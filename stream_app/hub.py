@@ -14,8 +14,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 import structlog
 
@@ -30,6 +31,7 @@ from topologies.memory import ChangeSet, TenantMemory, event_node_id
 from topologies.read import Reader
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 CheckpointFn = Callable[[], Sequence[Checkpoint]]
 _RETRIES = 3
@@ -151,20 +153,33 @@ class MemoryHub:
         return self._memory(tenant, create=create)
 
     # ------------------------------------------------------------------ writes
+    async def retrying(
+        self,
+        tenant: str,
+        attempt: Callable[[TenantMemory], Awaitable[T]],
+        *,
+        create: bool = False,
+    ) -> T:
+        """Run a write on the tenant's freshest memory; when its persist finds that another
+        process wrote the tenant first (StaleTenantError), reload and run it again. The caller
+        holds the tenant's lock."""
+        for number in range(_RETRIES):
+            self.refresh()
+            memory = self._memory(tenant, create=create)
+            try:
+                return await attempt(memory)
+            except StaleTenantError:
+                if number == _RETRIES - 1:
+                    raise
+                log.info("write_retry_stale", tenant=tenant, attempt=number + 1)
+        raise AssertionError("unreachable")  # pragma: no cover
+
     async def fold(self, event: RawEvent, checkpoints: CheckpointFn | None = None) -> FoldResult:
         """Ingest (persisted before planning) then fold one event, durably."""
         async with self.lock(event.tenant):
-            for attempt in range(_RETRIES):
-                self.refresh()
-                memory = self._memory(event.tenant, create=True)
-                try:
-                    result = await self._fold_locked(memory, event, checkpoints)
-                except StaleTenantError:
-                    if attempt == _RETRIES - 1:
-                        raise
-                    log.info("fold_retry_stale", tenant=event.tenant, event_id=event.id)
-                    continue
-                break
+            result = await self.retrying(
+                event.tenant, lambda m: self._fold_locked(m, event, checkpoints), create=True
+            )
         self.publish_pending()
         return result
 
@@ -205,51 +220,40 @@ class MemoryHub:
     async def set_intent_status(
         self, tenant: str, intent_id: str, status: IntentStatus, note: str = ""
     ) -> list[IntentMessage]:
+
+        async def attempt(memory: TenantMemory) -> list[IntentMessage]:
+            node = memory.graph.get(intent_id)
+            if node is None or node.kind != NodeKind.INTENT:
+                raise NotFoundError(f"intent {intent_id!r} not found for tenant {tenant!r}")
+            now = self.engine.stream_now(memory)
+            changes, messages = self.engine.set_intent_status(memory, node.id, status, now, note)
+            if not changes.empty or messages:
+                self.persist(tenant, [changes], messages=messages)
+            return messages
+
         async with self.lock(tenant):
-            for attempt in range(_RETRIES):
-                self.refresh()
-                memory = self._memory(tenant, create=False)
-                node = memory.graph.get(intent_id)
-                if node is None or node.kind != NodeKind.INTENT:
-                    raise NotFoundError(f"intent {intent_id!r} not found for tenant {tenant!r}")
-                now = self.engine.stream_now(memory)
-                changes, messages = self.engine.set_intent_status(
-                    memory, node.id, status, now, note
-                )
-                if changes.empty and not messages:
-                    return []
-                try:
-                    self.persist(tenant, [changes], messages=messages)
-                except StaleTenantError:
-                    if attempt == _RETRIES - 1:
-                        raise
-                    continue
-                break
-        self.publish_pending()
+            messages = await self.retrying(tenant, attempt)
+        if messages:
+            self.publish_pending()
         return messages
 
     async def sweep(self, tenant: str | None = None) -> dict[str, int]:
         """The decay sweep for one or every tenant; returns pruned/changed items per tenant."""
         done: dict[str, int] = {}
+
+        async def attempt(memory: TenantMemory) -> int | None:
+            if memory.meta.get("clock") is None:
+                return None  # nothing folded yet
+            changes = self.engine.sweep(memory, self.engine.stream_now(memory))
+            if not changes.empty:
+                self.persist(memory.tenant, [changes])
+            return len(changes.edges) + len(changes.nodes)
+
         for name in [tenant] if tenant else self.tenants():
             async with self.lock(name):
-                for attempt in range(_RETRIES):
-                    self.refresh()
-                    memory = self._memory(name, create=False)
-                    if memory.meta.get("clock") is None:
-                        break
-                    changes = self.engine.sweep(memory, self.engine.stream_now(memory))
-                    if changes.empty:
-                        done[name] = 0
-                        break
-                    try:
-                        self.persist(name, [changes])
-                    except StaleTenantError:
-                        if attempt == _RETRIES - 1:
-                            raise
-                        continue
-                    done[name] = len(changes.edges) + len(changes.nodes)
-                    break
+                count = await self.retrying(name, attempt)
+            if count is not None:
+                done[name] = count
         return done
 
     # ----------------------------------------------------------------- outbox

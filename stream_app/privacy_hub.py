@@ -25,7 +25,6 @@ import structlog
 
 from schemas.errors import FoldmemError, NotFoundError
 from stream_app.hub import MemoryHub
-from stream_app.store import StaleTenantError
 from topologies.entities import rebuild_entity_index
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.nightly.induce import LLMInductor
@@ -39,7 +38,6 @@ from topologies.privacy import (
 )
 
 log = structlog.get_logger(__name__)
-_RETRIES = 3
 NIGHTLY_EVERY_S = 20 * 3600.0  # at most one idle-triggered nightly run per tenant per 20 h
 NIGHTLY_BUDGET_S = 60.0
 
@@ -70,25 +68,19 @@ async def _locked_write(
     changes_of: Callable[[Any], ChangeSet | None],
     create: bool = True,
 ) -> Any:
-    async with hub.lock(tenant):
-        hub.store.secure_delete()
-        for attempt in range(_RETRIES):
-            hub.refresh()
-            memory = hub.memory(tenant, create=create)
-            result = op(memory)
-            changes = changes_of(result)
-            if changes is None or changes.empty:
-                return result
-            try:
-                hub.persist(tenant, [changes])
-            except StaleTenantError:
-                if attempt == _RETRIES - 1:
-                    raise
-                continue
+
+    async def attempt(memory: TenantMemory) -> Any:
+        result = op(memory)
+        changes = changes_of(result)
+        if changes is not None and not changes.empty:
+            hub.persist(tenant, [changes])
             rebuild_derived(memory)
             hub.store.scrub()
-            return result
-    raise AssertionError("unreachable")  # pragma: no cover
+        return result
+
+    async with hub.lock(tenant):
+        hub.store.secure_delete()
+        return await hub.retrying(tenant, attempt, create=create)
 
 
 async def forget_event(hub: MemoryHub, tenant: str, event_id: str, actor: str) -> DeletionReport:
@@ -152,21 +144,16 @@ async def consolidate(
     hub: MemoryHub, tenant: str, budget_s: float = NIGHTLY_BUDGET_S, now: datetime | None = None
 ) -> NightlyReport:
     """One nightly run for the tenant (the embedded runner's idle hook and the CLI call this)."""
-    async with hub.lock(tenant):
-        for attempt in range(_RETRIES):
-            hub.refresh()
-            memory = hub.memory(tenant, create=False)
-            report = await run_night(hub.engine, memory, budget_s, now)
-            if report.changes is None or report.changes.empty:
-                return report
-            try:
-                hub.persist(tenant, [report.changes], messages=report.messages)
-            except StaleTenantError:
-                if attempt == _RETRIES - 1:
-                    raise
-                continue
+
+    async def attempt(memory: TenantMemory) -> NightlyReport:
+        report = await run_night(hub.engine, memory, budget_s, now)
+        if report.changes is not None and not report.changes.empty:
+            hub.persist(tenant, [report.changes], messages=report.messages)
             rebuild_derived(memory)
-            break
+        return report
+
+    async with hub.lock(tenant):
+        report = await hub.retrying(tenant, attempt)
     hub.publish_pending()
     return report
 
