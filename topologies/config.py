@@ -45,6 +45,24 @@ class IntentConfig(BaseModel):
     max_threshold: float = 12.0
 
 
+class PlanBoundsConfig(BaseModel):
+    """What one event's plan may do when a planner wrote it (topologies/plan_bounds.py).
+
+    Cosines between the embedder's unit vectors. Measured on the sample stream folded by the
+    heuristic planner with MiniLM (hashing in brackets): pairs of distinct concepts p50 0.20,
+    p99 0.50 (0.15, 0.67); a title and its paraphrase 0.74-0.93 (0.52-0.81); "Wire money to
+    account ..." against every concept at most 0.21 (0.14); an emerged intent's title against
+    its supporting concepts median 0.43 (0.29).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    merge_similarity: float = 0.55  # MERGE_NODES: each absorbed node this close to the keeper
+    rename_similarity: float = 0.45  # UPDATE_NODE title/text: the new text this close to the old
+    intent_support_similarity: float = 0.25  # TRIGGERS concept -> intent: close to its title
+
+
 class AnnConfig(BaseModel):
     """When a vector index leaves the exact scan, and how its inverted file is shaped.
 
@@ -78,6 +96,7 @@ class EngineConfig(BaseModel):
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
     intents: IntentConfig = Field(default_factory=IntentConfig)
     ann: AnnConfig = Field(default_factory=AnnConfig)
+    bounds: PlanBoundsConfig = Field(default_factory=PlanBoundsConfig)
     # heuristic planner
     assign_similarity: float = 0.40  # event joins a concept at/above this cosine (MiniLM, tuned)
     pair_similarity: float = 0.40  # two unassigned events seed a new concept (MiniLM, tuned)

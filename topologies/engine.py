@@ -36,6 +36,7 @@ from topologies.executor import PlanExecutor
 from topologies.facts.step import FactStep
 from topologies.intents import IntentEmergence, intent_view
 from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id
+from topologies.plan_bounds import PlanBounds
 from topologies.planner import Planner, PlanRequest
 from topologies.privacy import check_not_forgotten
 from topologies.scope import FoldScope
@@ -303,7 +304,10 @@ class FoldEngine:
             finally:
                 result.plan_seconds += time.perf_counter() - plan_started
             try:
-                changes, scope = self._apply(memory, event, node_id, vector, context, plan, now)
+                bounds = PlanBounds.for_request(request)
+                changes, scope = self._apply(
+                    memory, event, node_id, vector, context, plan, now, bounds
+                )
             except PlanRejectedError as exc:
                 log.warning(
                     "plan_rejected",
@@ -344,13 +348,15 @@ class FoldEngine:
         context: Any,
         plan: UpdatePlan,
         now: datetime,
+        bounds: PlanBounds | None = None,
     ) -> tuple[ChangeSet, FoldScope]:
+        """Apply a planner's plan (within ``bounds``), then the engine's own steps, unbounded."""
         scope = FoldScope(memory.tenant, event.id, node_id, now)
         scope.touch(node_id)
         memory.begin()
         try:
             record_access(memory, context, now)
-            self.executor.apply(memory, plan, scope)
+            self.executor.apply(memory, plan, scope, bounds)
             self.facts.apply(memory, scope, event)
             self.consolidator.consolidate(memory, scope)
             self.emergence.emerge(memory, scope)

@@ -23,6 +23,7 @@ from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.graph import decayed_weight
 from topologies.memory import TenantMemory, stable_id
+from topologies.plan_bounds import PlanBounds, check_bounds
 from topologies.scope import FoldScope
 from topologies.vector_index import Vector
 
@@ -58,8 +59,18 @@ class PlanExecutor:
         self.config = config
 
     # ------------------------------------------------------------- validation
-    def validate(self, memory: TenantMemory, plan: UpdatePlan, scope: FoldScope) -> None:
-        """Raise PlanRejectedError naming the first offending op; change nothing."""
+    def validate(
+        self,
+        memory: TenantMemory,
+        plan: UpdatePlan,
+        scope: FoldScope,
+        bounds: PlanBounds | None = None,
+    ) -> None:
+        """Raise PlanRejectedError naming the first offending op; change nothing.
+
+        ``bounds``: the plan comes from a planner and may do only what one event's plan may
+        (topologies/plan_bounds.py); None for the engine's own plans and the user's API.
+        """
         graph = memory.graph
         known: dict[str, _Planned] = {}
         removed: set[str] = set()
@@ -140,6 +151,8 @@ class PlanExecutor:
                 removed.add(op.id)
                 known.pop(op.id, None)
         self._validate_intents(memory, plan, known, triggers)
+        if bounds is not None:
+            check_bounds(memory, plan, bounds, self.embedder, self.config.bounds)
 
     def _validate_intents(
         self,
@@ -180,11 +193,18 @@ class PlanExecutor:
         )
 
     # ------------------------------------------------------------------ apply
-    def apply(self, memory: TenantMemory, plan: UpdatePlan, scope: FoldScope) -> ApplyReport:
-        """Validate, then apply every op. Call inside an open transaction."""
+    def apply(
+        self,
+        memory: TenantMemory,
+        plan: UpdatePlan,
+        scope: FoldScope,
+        bounds: PlanBounds | None = None,
+    ) -> ApplyReport:
+        """Validate (within ``bounds`` when given), then apply every op. Call inside an open
+        transaction."""
         if not memory.in_transaction:
             raise RuntimeError("apply() needs an open transaction")
-        self.validate(memory, plan, scope)
+        self.validate(memory, plan, scope, bounds)
         vectors = self._embed_new_nodes(plan)
         report = ApplyReport()
         if scope.event_node_id:

@@ -129,6 +129,8 @@ class HeuristicPlanner:
                 continue
             best = (concept, cos)
             break
+        if best is not None:
+            request.consulted.add(best[0].id)
         return best
 
     def _assign(self, request: PlanRequest, build: _Builder) -> str | None:
@@ -171,6 +173,7 @@ class HeuristicPlanner:
         if not members:
             return None
         members = members[:MAX_MEMBERS]
+        request.consulted.update(m.id for m, _ in members)
         group = [request.event_node, *(m for m, _ in members)]
         texts = [f"{n.title}\n{n.text}" for n in group]
         label = label_from_texts(texts, exclude=[memory.tenant])
@@ -227,6 +230,7 @@ class HeuristicPlanner:
         causal = has_causal_cue(request.event.text)
         kind = EdgeKind.CAUSES if causal else EdgeKind.TRIGGERS
         chosen = [m for _, m in scored[:MAX_LINKS]]
+        request.consulted.update(m.node_id for m in chosen)
         for strength, match in scored[:MAX_LINKS]:
             earlier = memory.graph.node(match.node_id)
             shared = ", ".join(e.split(":", 1)[1] for e in match.shared[:4])
@@ -253,6 +257,7 @@ class HeuristicPlanner:
                 if other is None or other.kind != NodeKind.CONCEPT:
                     continue
                 done.add(other.id)
+                request.consulted.add(other.id)
                 build.add_edge(other.id, joined, kind,
                                f"The linked earlier event grounds '{other.title}', this event "
                                f"the concept it joined: the two concepts are connected.",

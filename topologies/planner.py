@@ -44,7 +44,11 @@ class Context:
 
 @dataclass
 class PlanRequest:
-    """Input of one planning step. `memory` is read-only for planners."""
+    """Input of one planning step. `memory` is read-only for planners.
+
+    A planner that looks nodes up itself (beyond ``context``) notes their ids in ``consulted``:
+    a plan may name only the event, its context and these (topologies/plan_bounds.py).
+    """
 
     event: RawEvent
     event_node: Node
@@ -52,6 +56,7 @@ class PlanRequest:
     context: Context
     memory: TenantMemory
     now: datetime
+    consulted: set[str] = field(default_factory=set)
 
 
 @runtime_checkable

@@ -16,8 +16,7 @@ Safe to call concurrently for different tenants; it never mutates memory.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -30,12 +29,25 @@ from topologies.llm.config import LLMConfig
 from topologies.llm.prompts import plan_update, repair
 from topologies.llm.usage import EventUsage, UsageLedger
 from topologies.memory import TenantMemory
+from topologies.plan_bounds import PlanBounds
 from topologies.planner import Planner, PlanRequest
 from topologies.scope import FoldScope
 
 log = structlog.get_logger(__name__)
 
-Validator = Callable[[TenantMemory, UpdatePlan, FoldScope], None]
+
+class Validator(Protocol):
+    """``PlanExecutor.validate``: whole-plan checks, within one event's bounds."""
+
+    def __call__(
+        self,
+        memory: TenantMemory,
+        plan: UpdatePlan,
+        scope: FoldScope,
+        bounds: PlanBounds | None = None,
+    ) -> None: ...
+
+
 _EVIDENCE = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 
 
@@ -111,6 +123,7 @@ class LLMPlanner:
     async def _plan_with_model(self, request: PlanRequest, usage: EventUsage) -> UpdatePlan | None:
         ctx = {"tenant": usage.tenant, "event_id": usage.event_id}
         messages, ids = plan_update.build_messages(request, self.config)
+        request.consulted.update(ids.short_to_node.values())  # what the model was shown
         reply = await self.client.complete_json(
             messages, plan_update.TASK, plan_update.RESPONSE_SCHEMA, ctx
         )
@@ -208,7 +221,7 @@ class LLMPlanner:
         scope = FoldScope(
             request.event.tenant, request.event.id, request.event_node.id, request.now
         )
-        self.validator(request.memory, plan, scope)
+        self.validator(request.memory, plan, scope, PlanBounds.for_request(request))
 
     # ------------------------------------------------------- no-call branches
     def _duplicate_plan(self, request: PlanRequest) -> tuple[UpdatePlan | None, str | None]:
@@ -232,6 +245,7 @@ class LLMPlanner:
             same_text = normalise_text(other.embed_text) == text
             if score < self.config.near_duplicate and not same_text:
                 continue
+            request.consulted.add(other_id)
             targets = sorted(
                 {
                     graph.resolve(e.dst)
@@ -244,6 +258,7 @@ class LLMPlanner:
             if not targets:
                 bare_duplicate = bare_duplicate or other_id
                 continue
+            request.consulted.update(targets)
             reason = f"near-duplicate (cosine {score:.3f}) of folded event {other_id}"
             plan = UpdatePlan(
                 planner="llm-dedup",
