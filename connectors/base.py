@@ -81,6 +81,19 @@ def aware(value: datetime | date, default_tz: tzinfo) -> datetime:
     return value
 
 
+def json_problem(data: bytes, exc: Exception) -> str:
+    """Why ``data`` is not a JSON value: bytes that are not UTF-8 are named as such, with the
+    offset of the first bad byte (orjson would say "str is not valid UTF-8: surrogates not
+    allowed"), and a lone surrogate escape as not Unicode."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"not valid UTF-8 (byte offset {bad.start})"
+    if "surrogate" in str(exc):
+        return f"invalid JSON: a lone UTF-16 surrogate escape is not Unicode text ({exc})"
+    return f"invalid JSON: {exc}"
+
+
 def clip_bytes(text: str, limit: int) -> str:
     """`text` cut to at most `limit` UTF-8 bytes, on a character boundary."""
     data = text.encode("utf-8", errors="replace")

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from connectors.base import Item, aware, bad, make_event, resolve_tz, stable_id
+from connectors.base import Item, aware, bad, json_problem, make_event, resolve_tz, stable_id
 from connectors.slack import SlackSource
 from connectors.whatsapp import WhatsAppSource
 
@@ -43,7 +43,7 @@ class ChatJsonlSource:
         try:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            return bad(location, f"invalid JSON: {exc}")
+            return bad(location, json_problem(line, exc))
         if not isinstance(obj, dict):
             return bad(location, "expected a JSON object")
         missing = [k for k in _REQUIRED if obj.get(k) in (None, "") and k != "text"]

@@ -13,7 +13,7 @@ import orjson
 import structlog
 from pydantic import ValidationError
 
-from connectors.base import BadItem, Item, bad, validation_reason
+from connectors.base import BadItem, Item, bad, json_problem, validation_reason
 from schemas.events import RawEvent
 
 log = structlog.get_logger(__name__)
@@ -126,7 +126,7 @@ class JsonlSource:
         try:
             obj = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            return bad(location, f"invalid JSON: {exc}")
+            return bad(location, json_problem(text, exc))
         if not isinstance(obj, dict):
             return bad(location, f"expected a JSON object, got {type(obj).__name__}")
         obj.setdefault("tenant", self.tenant)

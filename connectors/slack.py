@@ -13,7 +13,7 @@ from typing import Any, Literal
 import orjson
 import structlog
 
-from connectors.base import Item, bad, make_event
+from connectors.base import Item, bad, json_problem, make_event
 from connectors.errors import ConnectorError
 
 log = structlog.get_logger(__name__)
@@ -156,7 +156,7 @@ class SlackSource:
         try:
             return orjson.loads(data), None
         except orjson.JSONDecodeError as exc:
-            return None, bad(f"{self.path.name}:{rel}", f"invalid JSON: {exc}")
+            return None, bad(f"{self.path.name}:{rel}", json_problem(data, exc))
 
     def _users(self, tree: _Tree) -> tuple[dict[str, str], list[Item]]:
         entries, problem = self._json(tree, "users.json")

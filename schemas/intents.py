@@ -75,18 +75,52 @@ class Intent(BaseModel):
     updated_at: datetime
 
 
+RetractionReason = Literal["event_forgotten", "tenant_forgotten"]
+
+
 class IntentMessage(BaseModel):
-    """What goes out on the intents topic / sinks. `message_id` dedups (intent id + status)."""
+    """What goes out on the intents topic / sinks. `message_id` dedups (intent id + status).
+
+    ``intent.retracted``: the intent was removed by a deletion (``reason``); the consumer must
+    delete what it holds of it. Its ``intent`` carries only the id, the tenant, the last status
+    and the time (title and description empty: nothing of the deleted content); its
+    ``message_id`` is ``<intent id>:retracted``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = SCHEMA_VERSION
-    type: Literal["intent.created", "intent.status_changed"]
+    type: Literal["intent.created", "intent.status_changed", "intent.retracted"]
     tenant: str
     intent: Intent
     previous_status: IntentStatus | None = None
     emitted_at: datetime
+    reason: RetractionReason | None = None  # intent.retracted only
 
     @property
     def message_id(self) -> str:
+        if self.type == "intent.retracted":
+            return f"{self.intent.id}:retracted"
         return f"{self.intent.id}:{self.intent.status.value}"
+
+    @classmethod
+    def retraction(
+        cls,
+        tenant: str,
+        intent_id: str,
+        last_status: IntentStatus,
+        reason: RetractionReason,
+        at: datetime,
+    ) -> IntentMessage:
+        intent = Intent(
+            id=intent_id, tenant=tenant, title="", status=last_status, created_at=at,
+            updated_at=at,
+        )  # fmt: skip
+        return cls(
+            type="intent.retracted",
+            tenant=tenant,
+            intent=intent,
+            previous_status=last_status,
+            emitted_at=at,
+            reason=reason,
+        )

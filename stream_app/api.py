@@ -16,7 +16,9 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from schemas.errors import ConfigError, FoldmemError, NotFoundError
+from stream_app import api_errors
 from stream_app.api_core import health_router, require_token, router
+from stream_app.api_guard import guard_middleware
 from stream_app.hub import MemoryHub
 from stream_app.settings import Settings, is_loopback
 
@@ -42,6 +44,11 @@ def create_app(
     )
     app.state.hub = hub
     app.state.settings = settings
+    guard = guard_middleware(
+        settings.token, settings.api_max_body_bytes, settings.api_max_ingest_bytes
+    )
+    app.user_middleware.insert(0, guard)  # token, body caps, text check before any route
+    api_errors.register(app)
     auth = [Depends(require_token)]
     app.include_router(health_router)
     app.include_router(router, dependencies=auth)
@@ -65,6 +72,6 @@ def create_app(
 
     @app.exception_handler(FoldmemError)
     async def _foldmem_error(request: Request, exc: FoldmemError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=400)
+        return api_errors.SafeJSONResponse({"detail": api_errors.snippet(str(exc), 500)}, 400)
 
     return app

@@ -16,6 +16,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 from schemas.errors import InvalidTransitionError, NotFoundError
+from schemas.events import require_aware
 from schemas.graph import NodeKind
 from schemas.intents import Intent, IntentMessage, IntentStatus
 from stream_app import views
@@ -155,6 +156,9 @@ async def graph(
     limit: Annotated[int, Query(ge=1, le=100_000)] = 10_000,
 ) -> dict[str, Any]:
     """A snapshot: nodes (by kind, by event/anchor time) and the edges among them."""
+    for name, value in (("since", since), ("until", until)):
+        if value is not None:
+            aware(value, name)
     try:
         memory = hub.view(tenant)
     except NotFoundError as exc:
@@ -198,6 +202,14 @@ async def change_intent_status(
     return StatusChanged(intent=intent_view(memory, current), messages=messages)
 
 
+def aware(value: datetime, name: str) -> datetime:
+    """422 for a time without an offset (every route and the CLI refuse it alike)."""
+    try:
+        return require_aware(value, name)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from exc
+
+
 def parse_status(value: IntentStatus | str) -> IntentStatus:
     if isinstance(value, IntentStatus):
         return value
@@ -207,7 +219,7 @@ def parse_status(value: IntentStatus | str) -> IntentStatus:
         return IntentStatus(value)
     except ValueError as exc:
         known = ", ".join([*ACTIONS, *(s.value for s in IntentStatus)])
-        raise HTTPException(422, f"unknown status {value!r}; use one of {known}") from exc
+        raise HTTPException(422, f"unknown status {value[:40]!r}; use one of {known}") from exc
 
 
 @router.get("/tenants/{tenant}/search")

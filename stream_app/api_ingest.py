@@ -21,13 +21,13 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ValidationError
 
+from connectors.base import json_problem
 from schemas.errors import FoldmemError
 from schemas.events import RawEvent
 from stream_app.api_core import check_bearer, get_hub, get_settings
 
 log = structlog.get_logger(__name__)
 
-MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_BATCH = 1000
 _bearer = HTTPBearer(auto_error=False)
 
@@ -96,13 +96,11 @@ async def ingest_events(tenant: str, request: Request) -> JSONResponse:
     hub = get_hub(request)
     if not hasattr(hub, "fold"):
         raise HTTPException(status.HTTP_501_NOT_IMPLEMENTED, "this deployment cannot fold here")
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        raise HTTPException(413, f"body larger than {MAX_BODY_BYTES} bytes: split the batch")
+    body = await request.body()  # at most FOLDMEM_API_MAX_INGEST_BYTES (stream_app.api_guard)
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise HTTPException(400, f"body is not JSON: {exc}") from exc
+        raise HTTPException(400, f"body is not JSON: {json_problem(body, exc)}") from exc
     single = isinstance(payload, dict)
     items = [payload] if single else payload
     if not isinstance(items, list) or not items:

@@ -21,6 +21,8 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import click
 import orjson
 import typer
+import typer.exceptions
+from pydantic import ValidationError
 
 from schemas.errors import FoldmemError, NotFoundError
 from schemas.intents import IntentStatus
@@ -59,7 +61,8 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """FoldmemError -> 'error: ...' on stderr and exit code 2."""
+    """FoldmemError or invalid arguments (a pydantic ValidationError) -> 'error: ...' on
+    stderr and exit code 2."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -67,8 +70,20 @@ def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
             return fn(*args, **kwargs)
         except FoldmemError as exc:
             raise fail(str(exc)) from None
+        except ValidationError as exc:
+            raise fail(validation_message(exc)) from None
 
     return wrapper
+
+
+def validation_message(exc: ValidationError) -> str:
+    """pydantic's errors in one line: ``as_of: must be timezone-aware ...; k: ...``."""
+    parts = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err["loc"])
+        message = str(err["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
 
 
 def settings_for(**overrides: Any) -> Settings:
@@ -383,12 +398,14 @@ def main() -> None:
     app = build_app()
     try:
         result = app(standalone_mode=False)
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, typer.exceptions.Abort):  # Ctrl-C or EOF at a prompt
         typer.echo("aborted", err=True)
         sys.exit(130)
-    except click.exceptions.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
+    except (click.exceptions.ClickException, typer.exceptions.TyperException) as exc:
+        # usage errors (typer raises its own copy of click's exceptions in recent versions)
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
+        sys.exit(int(getattr(exc, "exit_code", 2)))
     except FoldmemError as exc:
         typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
         sys.exit(2)

@@ -73,12 +73,12 @@ def parse_event_line(
     tenant was set here). ValueError names what is wrong (the field, or the JSON error)."""
     from pydantic import ValidationError
 
-    from connectors.base import validation_reason
+    from connectors.base import json_problem, validation_reason
 
     try:
         obj = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON: {exc}") from exc
+        raise ValueError(json_problem(line, exc)) from exc
     if not isinstance(obj, dict):
         raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
     given = obj.get("tenant")

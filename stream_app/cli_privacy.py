@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -90,10 +91,14 @@ def forget_tenant_command(
     as_json: Json = False,
 ) -> None:
     """Delete everything held about a tenant (only hashed tombstones and the audit stay)."""
+    from stream_app.cli import fail
     from stream_app.privacy_hub import forget_whole_tenant
 
-    if not yes and not typer.confirm(f"Forget everything about tenant {tenant!r}?"):
-        raise typer.Exit(1)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise fail(f"forgetting tenant {tenant!r} needs confirmation: pass --yes")
+        if not typer.confirm(f"Forget everything about tenant {tenant!r}?"):
+            raise typer.Exit(1)
     with _tenant_hub(data_dir, tenant) as hub:
         report = asyncio.run(forget_whole_tenant(hub, tenant, _actor(actor)))
     summary = report.summary()

@@ -134,4 +134,7 @@ def open_hub(settings: Settings) -> Iterator[MemoryHub]:
     try:
         yield hub
     finally:
-        hub.store.close()
+        try:
+            close_outputs(hub)  # a webhook delivers what the command emitted (retractions)
+        finally:
+            hub.store.close()

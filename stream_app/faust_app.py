@@ -56,8 +56,10 @@ from stream_app.metrics import CONTENT_TYPE, WorkerMetrics
 from stream_app.privacy_hub import (
     NIGHTLY_BUDGET_S,
     NightlySchedule,
+    intent_statuses,
     llm_inductor,
     rebuild_derived,
+    retractions,
     run_night,
 )
 from stream_app.settings import Settings
@@ -280,17 +282,20 @@ class KafkaHub:
 
     async def forget_event(self, tenant: str, event_id: str, actor: str) -> DeletionReport:
         async with self.owned(tenant):
+            statuses = intent_statuses(self.worker.state.memory(tenant))
             report = forget_event_kafka(
                 self.worker.state, tenant, event_id, actor, self.engine.embedder
             )
             await self._privacy_written(tenant, report.changes)
+            await self.worker.publish(retractions(report, statuses, "event_forgotten"))
         return report
 
     async def forget_tenant(self, tenant: str, actor: str) -> DeletionReport:
         async with self.owned(tenant):
-            self.view(tenant)  # NotFoundError for a tenant this worker never saw
+            statuses = intent_statuses(self.view(tenant))  # NotFoundError: never seen here
             report = forget_tenant_kafka(self.worker.state, tenant, actor)
             await self._privacy_written(tenant, report.changes)
+            await self.worker.publish(retractions(report, statuses, "tenant_forgotten"))
         return report
 
     async def change_layers(
@@ -660,6 +665,7 @@ class KafkaWorker:
     # -------------------------------------------------------------------- API
     def create_api(self) -> FastAPI:
         from stream_app.api import create_app
+        from stream_app.api_guard import guard_outermost
         from stream_app.hub import MemoryHub
 
         modules = []
@@ -712,6 +718,7 @@ class KafkaWorker:
                 return await call_next(request)
             return await worker.forward(owner, request)
 
+        guard_outermost(api)  # token and body caps before forwarding, too
         return api
 
     async def forward(self, owner: str, request: Request) -> Response:

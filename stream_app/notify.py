@@ -27,7 +27,7 @@ import structlog
 from connectors.sinks import DedupingSink, IntentSink, JsonlSink, StdoutSink, WebhookSink
 from schemas.errors import ConfigError
 from schemas.intents import IntentMessage
-from stream_app.settings import Settings
+from stream_app.settings import WEBHOOK_DEADLETTER_FILE, Settings
 
 log = structlog.get_logger(__name__)
 
@@ -62,7 +62,7 @@ def webhook_sink(
         webhook_secret(settings, secret),
         max_attempts=settings.webhook_max_attempts,
         backoff=backoff,
-        dead_letter_path=settings.data_dir / "webhook-deadletter.jsonl",
+        dead_letter_path=settings.data_dir / WEBHOOK_DEADLETTER_FILE,
     )
     return DedupingSink(inner, state_dir(settings) / f"webhook-{_digest(url)}.db")
 

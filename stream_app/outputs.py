@@ -5,7 +5,6 @@ An output is anything with ``emit(message)``; the connectors' sinks can be added
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Protocol, TextIO, runtime_checkable
@@ -13,6 +12,7 @@ from typing import Protocol, TextIO, runtime_checkable
 import orjson
 
 from schemas.intents import IntentMessage
+from stream_app.local_outputs import append_line
 
 
 @runtime_checkable
@@ -23,6 +23,8 @@ class IntentOutput(Protocol):
 def describe(message: IntentMessage) -> str:
     """One human-readable line for an intent message."""
     intent = message.intent
+    if message.type == "intent.retracted":
+        return f"[{message.tenant}] intent retracted ({message.reason}): id {intent.id}"
     if message.type == "intent.created":
         what = "new intent"
     else:
@@ -50,7 +52,8 @@ class ConsoleOutput:
 
 
 class JsonlFileOutput:
-    """Appends each message as one JSON line (one write per line, O_APPEND, flushed)."""
+    """Appends each message as one JSON line (one locked write per line, O_APPEND; a deletion
+    rewrites the file, see stream_app.local_outputs)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -59,9 +62,4 @@ class JsonlFileOutput:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         record = orjson.loads(message.model_dump_json())
         record["message_id"] = message.message_id
-        line = orjson.dumps(record) + b"\n"
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
+        append_line(self.path, orjson.dumps(record))

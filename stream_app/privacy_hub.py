@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import structlog
 
 from schemas.errors import FoldmemError, NotFoundError
+from schemas.graph import NodeKind
+from schemas.intents import IntentMessage, IntentStatus, RetractionReason
 from stream_app.hub import MemoryHub
+from stream_app.settings import DEADLETTER_FILE, INTENTS_FILE, WEBHOOK_DEADLETTER_FILE
 from topologies.entities import rebuild_entity_index
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.nightly.induce import LLMInductor
@@ -67,13 +70,17 @@ async def _locked_write(
     op: Callable[[TenantMemory], Any],
     changes_of: Callable[[Any], ChangeSet | None],
     create: bool = True,
+    before_persist: Callable[[Any], Sequence[IntentMessage]] | None = None,
 ) -> Any:
+    """``before_persist(result)`` runs after ``op`` and before the commit; the messages it
+    returns are committed with the change (the outbox), so they are delivered at least once."""
 
     async def attempt(memory: TenantMemory) -> Any:
         result = op(memory)
         changes = changes_of(result)
+        messages = before_persist(result) if before_persist is not None else ()
         if changes is not None and not changes.empty:
-            hub.persist(tenant, [changes])
+            hub.persist(tenant, [changes], messages=messages)
             rebuild_derived(memory)
             hub.store.scrub()
         return result
@@ -83,25 +90,87 @@ async def _locked_write(
         return await hub.retrying(tenant, attempt, create=create)
 
 
-async def forget_event(hub: MemoryHub, tenant: str, event_id: str, actor: str) -> DeletionReport:
-    report: DeletionReport = await _locked_write(
-        hub,
-        tenant,
-        lambda m: delete_event(m, event_id, actor=actor, embedder=hub.engine.embedder),
-        lambda r: r.changes,
+def intent_statuses(memory: TenantMemory) -> dict[str, IntentStatus]:
+    """Each intent's status now (a retraction names the last one)."""
+    return {n.id: n.status for n in memory.graph.nodes(NodeKind.INTENT) if n.status is not None}
+
+
+def retractions(
+    report: DeletionReport, statuses: dict[str, IntentStatus], reason: RetractionReason
+) -> list[IntentMessage]:
+    """One ``intent.retracted`` message per intent the deletion removed."""
+    at = datetime.now(UTC)
+    return [
+        IntentMessage.retraction(report.tenant, intent_id, statuses[intent_id], reason, at)
+        for intent_id in sorted(report.deleted.get("INTENT", []))
+        if intent_id in statuses
+    ]
+
+
+def _scrub_local(hub: MemoryHub, report: DeletionReport, whole_tenant: bool) -> None:
+    """Rewrite DATA_DIR/intents.jsonl (and any other intent log of the hub's outputs) and
+    deadletter.jsonl without what the deletion removed."""
+    from stream_app.local_outputs import Scrub, scrub_files
+    from stream_app.outputs import JsonlFileOutput
+
+    data_dir = hub.store.path.parent
+    logs = [data_dir / INTENTS_FILE, data_dir / WEBHOOK_DEADLETTER_FILE]
+    logs += [o.path for o in hub.outputs if isinstance(o, JsonlFileOutput)]
+    scrub = Scrub(
+        tenant=report.tenant,
+        whole_tenant=whole_tenant,
+        intent_ids=set(report.deleted.get("INTENT", [])),
+        event_ids=set(report.event_ids),
+        quotes=report.quotes,
     )
-    intents = report.deleted.get("INTENT", [])
-    if intents:
-        hub.store.purge_outbox(tenant, intents)
+    changed = scrub_files(logs, data_dir / DEADLETTER_FILE, scrub)
+    log.info("local_outputs_scrubbed", tenant=report.tenant, lines=sum(changed.values()))
+
+
+async def _forget(
+    hub: MemoryHub,
+    tenant: str,
+    op: Callable[[TenantMemory], DeletionReport],
+    reason: RetractionReason,
+    create: bool,
+) -> DeletionReport:
+    """A deletion: the outbox rows of the removed intents are purged and a retraction of each
+    is committed with the deletion; the local files are rewritten; the retractions go out."""
+    statuses: dict[str, IntentStatus] = {}
+
+    def run(memory: TenantMemory) -> DeletionReport:
+        statuses.clear()
+        statuses.update(intent_statuses(memory))
+        return op(memory)
+
+    def before_persist(report: DeletionReport) -> list[IntentMessage]:
+        removed = report.deleted.get("INTENT", [])
+        if reason == "tenant_forgotten":
+            hub.store.purge_outbox(tenant, None)
+        elif removed:
+            hub.store.purge_outbox(tenant, removed)
+        return retractions(report, statuses, reason)
+
+    report: DeletionReport = await _locked_write(
+        hub, tenant, run, lambda r: r.changes, create=create, before_persist=before_persist
+    )
+    _scrub_local(hub, report, whole_tenant=reason == "tenant_forgotten")
+    hub.publish_pending()
     return report
+
+
+async def forget_event(hub: MemoryHub, tenant: str, event_id: str, actor: str) -> DeletionReport:
+    def op(memory: TenantMemory) -> DeletionReport:
+        return delete_event(memory, event_id, actor=actor, embedder=hub.engine.embedder)
+
+    return await _forget(hub, tenant, op, "event_forgotten", create=True)
 
 
 async def forget_whole_tenant(hub: MemoryHub, tenant: str, actor: str) -> DeletionReport:
-    report: DeletionReport = await _locked_write(
-        hub, tenant, lambda m: forget_tenant(m, actor=actor), lambda r: r.changes, create=False
-    )
-    hub.store.purge_outbox(tenant, None)
-    return report
+    def op(memory: TenantMemory) -> DeletionReport:
+        return forget_tenant(memory, actor=actor)
+
+    return await _forget(hub, tenant, op, "tenant_forgotten", create=False)
 
 
 async def change_layers(

@@ -33,6 +33,7 @@ import structlog
 from schemas.errors import ConfigError, FoldmemError
 from schemas.events import RawEvent
 from stream_app.hub import MemoryHub
+from stream_app.local_outputs import append_line
 from stream_app.settings import Settings
 from stream_app.store import Checkpoint
 
@@ -132,17 +133,29 @@ class DeadLetter:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def write(self, source: str, location: str, reason: str, kind: str = "invalid") -> None:
-        record = {
+    def write(
+        self,
+        source: str,
+        location: str,
+        reason: str,
+        kind: str = "invalid",
+        *,
+        tenant: str | None = None,
+        event_id: str | None = None,
+    ) -> None:
+        """``tenant`` and ``event_id``, when known, let a deletion find the record."""
+        record: dict[str, str] = {
             "at": datetime.now(UTC).isoformat(),
             "kind": kind,
             "source": source,
             "location": location,
             "reason": reason,
         }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("ab") as fh:
-            fh.write(orjson.dumps(record) + b"\n")
+        if tenant is not None:
+            record["tenant"] = tenant
+        if event_id is not None:
+            record["event_id"] = event_id
+        append_line(self.path, orjson.dumps(record))
         log.warning("dead_letter", source=source, location=location, reason=reason, kind=kind)
 
 

@@ -30,6 +30,11 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+INTENTS_FILE = "intents.jsonl"  # DATA_DIR/..., every intent message (embedded mode)
+DEADLETTER_FILE = "deadletter.jsonl"  # DATA_DIR/..., every rejected item
+WEBHOOK_DEADLETTER_FILE = "webhook-deadletter.jsonl"  # DATA_DIR/..., undeliverable messages
+
+
 class Settings(BaseSettings):
     """Runtime configuration. Each field is also the env var FOLDMEM_<FIELD NAME>."""
 
@@ -46,6 +51,9 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = Field(default=8765, ge=0, le=65535)
     api_token: SecretStr | None = None
+    # request bodies above these sizes are refused with 413 before they are read
+    api_max_body_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)  # every route ...
+    api_max_ingest_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)  # ... but POST events
 
     # --- embeddings
     embedder: EmbedderName = "minilm"
@@ -180,11 +188,11 @@ class Settings(BaseSettings):
 
     @property
     def intents_path(self) -> Path:
-        return self.data_dir / "intents.jsonl"
+        return self.data_dir / INTENTS_FILE
 
     @property
     def deadletter_path(self) -> Path:
-        return self.data_dir / "deadletter.jsonl"
+        return self.data_dir / DEADLETTER_FILE
 
     @property
     def ingest_db_path(self) -> Path:

@@ -186,6 +186,10 @@ class DeletionReport:
     relinked: int = 0
     found: bool = True
     changes: ChangeSet | None = None
+    # content of the deleted events, for scrubbing copies outside the graph (local output
+    # files); never in summary() or the audit: the RawEvent ids and the titles quoted elsewhere
+    event_ids: list[str] = field(default_factory=list)
+    quotes: list[str] = field(default_factory=list)
 
     @property
     def deleted_ids(self) -> list[str]:
@@ -256,8 +260,11 @@ def delete_event(
         revisions = _revisions(memory, event_id)  # the event and its edited versions
         seeds = {node_id for node_id, _ in revisions}
         report.found = bool(seeds) or memory.event_state(event_id) is not None
+        report.event_ids = sorted({event_id, *(rid for _, rid in revisions)})
+        report.quotes = quotes_of(memory, seeds)
         if seeds:
             _delete_nodes(memory, cascade(memory, seeds), report, when, embedder=embedder)
+        _scrub_quotes(memory, report.quotes, when, embedder)
         for raw_id in {event_id, *(rid for _, rid in revisions)}:
             if memory.event_state(raw_id) is not None:
                 memory.set_event_state(raw_id, None)
@@ -330,6 +337,7 @@ def forget_tenant(
         n.source_event_id for n in memory.graph.nodes(NodeKind.EVENT) if n.source_event_id
     }
     report.event_hashes = sorted(event_hash(memory.tenant, e) for e in event_ids)
+    report.event_ids = sorted(event_ids)
     with _transaction(memory):
         _delete_nodes(memory, {n.id for n in memory.graph.nodes()}, report, when, relink=False)
         for absorbed in list(memory.graph.aliases):
@@ -471,6 +479,48 @@ def _reembed(memory: TenantMemory, node_id: str, embedder: Embedder | None) -> N
         index.remove(node_id)
     else:
         index.upsert(node_id, embedder.embed([node.embed_text])[0])
+
+
+MIN_QUOTE = 4  # shorter titles are not searched for: they would mask ordinary words
+DELETED = "[deleted]"
+
+
+def quotes_of(memory: TenantMemory, node_ids: Iterable[str]) -> list[str]:
+    """The titles of these EVENT nodes: what other nodes' texts quote of them."""
+    found = set()
+    for node_id in node_ids:
+        node = memory.graph.get(node_id)
+        if node is not None and node.kind == NodeKind.EVENT:
+            title = " ".join(node.title.split())
+            if len(title) >= MIN_QUOTE:
+                found.add(title)
+    return sorted(found, key=len, reverse=True)
+
+
+def scrub_quotes(text: str, quotes: Iterable[str]) -> str:
+    """``text`` with every quoted title replaced by ``[deleted]``."""
+    for quote in quotes:
+        if quote in text:
+            text = text.replace(quote, DELETED)
+    return text
+
+
+def _scrub_quotes(
+    memory: TenantMemory, quotes: list[str], when: datetime, embedder: Embedder | None
+) -> None:
+    """Concepts and intents that survive a deletion but quote a deleted event's title in their
+    text (an intent's "evidence DATE: TITLE" lines, a concept's "Recurring: ..." summary)
+    lose the quote; their vector is recomputed."""
+    if not quotes:
+        return
+    for kind in (NodeKind.CONCEPT, NodeKind.INTENT):
+        for node in list(memory.graph.nodes(kind)):
+            text = scrub_quotes(node.text, quotes)
+            if text != node.text:
+                memory.graph.replace_node(
+                    node.model_copy(update={"text": text, "updated_at": when})
+                )
+                _reembed(memory, node.id, embedder)
 
 
 def _scrub_event_refs(memory: TenantMemory, event_id: str) -> None:

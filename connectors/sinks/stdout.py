@@ -35,6 +35,9 @@ class StdoutSink:
 def format_line(message: IntentMessage) -> str:
     """e.g. `2024-03-01T09:00:00+00:00 alice NEW pending "Sign the lease" deadline=... id=...`."""
     intent = message.intent
+    if message.type == "intent.retracted":
+        when = message.emitted_at.isoformat()
+        return f"{when} {message.tenant} RETRACTED {message.reason} id={intent.id}"
     what = "NEW" if message.type == "intent.created" else "STATUS"
     change = (
         f"{message.previous_status.value}->{intent.status.value}"

@@ -3,6 +3,8 @@ LLM planner wired to a fake model that obeys instructions inside events."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -29,3 +31,25 @@ async def obeying_model() -> AsyncIterator[FakeOpenAI]:
         yield server
     finally:
         await server.stop()
+
+
+@pytest.fixture(scope="session")
+def folded_sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample stream folded once into a data dir (hashing embedder); copy it to change it."""
+    from tests.app.conftest import app_settings, run_once
+
+    path = tmp_path_factory.mktemp("sample") / "data"
+    stats = asyncio.run(run_once(app_settings(path), SAMPLE))
+    assert stats.folded > 100
+    return path
+
+
+@pytest.fixture
+def sample_dir(folded_sample_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "data"
+    shutil.copytree(folded_sample_dir, path)
+    monkeypatch.setenv("FOLDMEM_DATA_DIR", str(path))
+    monkeypatch.setenv("FOLDMEM_EMBEDDER", "hashing")
+    monkeypatch.setenv("FOLDMEM_LOG_LEVEL", "warning")
+    monkeypatch.setenv("FOLDMEM_SWEEP_INTERVAL", "0")
+    return path
