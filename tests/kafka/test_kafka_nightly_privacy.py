@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from kafka_helpers import Cluster, Worker, consume_all, messages, wait_for
+from kafka_helpers import SAMPLE, Cluster, Worker, consume_all, messages, wait_for
 
 from schemas.events import RawEvent
 from schemas.intents import IntentMessage
@@ -287,3 +287,18 @@ async def test_forgetting_on_a_worker_survives_a_restart_and_resent_events_are_r
     reasons = await dead_letter_reasons(cluster)
     assert len(reasons) == len(resent) and all(FORGOTTEN in r for r in reasons)
     what_each_worker_must_show(restarted)
+
+
+async def test_forgetting_a_tenant_on_a_worker_retracts_its_intents(cluster: Cluster) -> None:
+    lines = SAMPLE.read_bytes().splitlines()[:40]
+    dave = [RawEvent.model_validate({**orjson.loads(x), "tenant": "dave"}) for x in lines]
+    (worker,) = await start_and_fold(cluster, dave)
+    before = {i["id"] for i in call(worker, "GET", "/tenants/dave/intents").json()}
+    assert before, "the first 40 sample events make intents"
+    r = call(worker, "DELETE", "/tenants/dave", params={"confirm": "true"})
+    assert r.status_code == 200, r.text
+    published = [orjson.loads(x.value) for x in await consume_all(cluster.broker, cluster.intents)]
+    retractions = [m for m in published if m["type"] == "intent.retracted"]
+    assert {m["intent"]["id"] for m in retractions} == before
+    assert all(m["intent"]["title"] == "" and m["tenant"] == "dave" for m in retractions)
+    assert all(m["reason"] == "tenant_forgotten" for m in retractions)
