@@ -171,13 +171,13 @@ def same_slot(
         and item.topic in TOPICS  # a topic family ("stance:fitness"), not a head noun
     )
     shared = slots.attributes & attributes
-    # without a word saying it changed, only a new number or date shows a new value
+    # a new number or date with "now" shows a new value (without it: maybe another occurrence)
     new_number = bool(numbers_of(item.text) - numbers_of(candidate.head.text))
     if same_key and slots.cue:  # the extractor read the same attribute, and it changed
         threshold = config.topic_strong_cue - (config.single_valued_relief if slots.cue == 2 else 0)
     elif shared & SINGLE_VALUED and slots.cue == 2:
         threshold = config.topic_strong_cue - config.single_valued_relief
-    elif shared and (slots.cue == 2 or new_number):
+    elif shared and (slots.cue == 2 or (new_number and slots.cue == 1)):
         threshold = _by_cue(config, slots.cue)
     elif not slots.attributes and slots.cue == 2:
         threshold = config.topic_no_attribute
