@@ -28,7 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from topologies.text import is_content_word, tokens
+from topologies.facts.slots import attributes_of, cue_of
+from topologies.text import STOPWORDS, is_content_word, tokens
 
 ItemKind = Literal["identity", "stance", "attribute", "fact"]
 
@@ -68,20 +69,18 @@ _I = r"(?:i|i've|i'm|i am|i have)"
 _IDENTITY_RULES: list[tuple[str, re.Pattern[str]]] = [
     (
         "home_city",
-        re.compile(
-            r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?"
+        re.compile(  # case-insensitive but for the value: a place is a capitalised name
+            r"\b(?i:i(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?"
             r"(?:live|lived|moved|relocated|am based|'m based|am living|'m living)\s+(?:back\s+)?"
-            r"(?:in|to)\s+(?P<v>[A-Z][\w'\- ]{1,40})",
-            re.I,
+            r"(?:in|to)\s+)(?P<v>[A-Z][\w'\- ]{1,40})",
         ),
     ),
     ("home_city", re.compile(r"\bmy (?:home ?town|home city|city) is (?P<v>[\w'\- ]{2,40})", re.I)),
     (
         "employer",
-        re.compile(
-            r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:work|worked|started|joined|am working|"
-            r"'m working)\s+(?:at|for|with)?\s*(?P<v>[A-Z][\w&'\-. ]{1,40})",
-            re.I,
+        re.compile(  # an employer is a capitalised name ("I joined a gym" is no employer)
+            r"\b(?i:i(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:work|worked|started|joined|"
+            r"am working|'m working)\s+(?:at|for|with)?\s*)(?P<v>[A-Z][\w&'\-. ]{1,40})",
         ),
     ),
     ("employer", re.compile(r"\bmy (?:employer|company) is (?P<v>[\w&'\-. ]{2,40})", re.I)),
@@ -171,6 +170,7 @@ class ExtractedItem:
 class ExtractorConfig:
     max_items: int = 8  # per event
     min_content_words: int = 4  # an unkeyed fact needs this many content words
+    min_slot_words: int = 2  # ... or this many words when it sets an attribute or says it changed
     max_chars: int = 400  # longer sentences are cut
 
 
@@ -272,7 +272,12 @@ def _atomic(sentence: str, config: ExtractorConfig) -> ExtractedItem | None:
         return None
     content = [w for w in tokens(sentence) if is_content_word(w)]
     if len(content) < config.min_content_words:
-        return None
+        # a short statement still counts when it sets an attribute or says it changed
+        # ("Swapped the decaf for matcha", "Going to Portugal in August")
+        words = [w for w in tokens(sentence) if len(w) > 2 and w.lower() not in STOPWORDS]
+        slotted = cue_of(sentence) == 2 or attributes_of(sentence)
+        if len(words) < config.min_slot_words or not slotted:
+            return None
     return ExtractedItem(text=sentence, kind="fact", salience=min(1.0, 0.3 + 0.05 * len(content)))
 
 
@@ -283,6 +288,8 @@ def extract_items(text: str, config: ExtractorConfig | None = None) -> list[Extr
     seen: set[str] = set()
     for sentence in split_sentences(text):
         sentence = sentence[: cfg.max_chars]
+        if sentence.rstrip().endswith("?"):
+            continue  # a question states no fact
         item = (
             _identity(sentence)
             or _stance(sentence)

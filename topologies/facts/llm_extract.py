@@ -106,9 +106,13 @@ class LLMExtractor:
 
 
 def attach_llm_steps(engine: Any) -> bool:
-    """Give the engine's fact step the LLM planner's client, when the planner has one."""
+    """Give the engine's fact step the LLM planner's client, when the planner has one: the
+    model extracts the items and decides how each revises the current beliefs."""
+    from topologies.facts.llm_reconcile import LLMReconciler
+
     client = getattr(engine.planner, "client", None)
     if client is None or not hasattr(client, "complete_json"):
         return False
     engine.facts.extractor = LLMExtractor(client)
+    engine.facts.judge = LLMReconciler(client)
     return True

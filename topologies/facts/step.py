@@ -28,7 +28,9 @@ from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from topologies.embedding import Embedder
 from topologies.facts.chains import link
 from topologies.facts.extract import ExtractedItem, ExtractorConfig, extract_items
-from topologies.facts.reconcile import Decision, ReconcileConfig, reconcile
+from topologies.facts.reconcile import Candidate, Decision, ReconcileConfig, candidates, decide
+from topologies.facts.slot_index import remember
+from topologies.facts.slots import Slots, author_of, slots_of
 from topologies.memory import TenantMemory, event_node_id, stable_id
 from topologies.privacy import layer_enabled
 from topologies.scope import FoldScope
@@ -41,6 +43,19 @@ class ItemExtractor(Protocol):
     """An optional (LLM) extractor; returning None means 'use the deterministic rules'."""
 
     async def extract(self, event: RawEvent) -> list[ExtractedItem] | None: ...
+
+
+class ItemJudge(Protocol):
+    """An optional (LLM) reconciler; returning None means 'use the heuristic rules'."""
+
+    async def decide(
+        self,
+        item: ExtractedItem,
+        author: str,
+        when: datetime,
+        found: list[Candidate],
+        log_ctx: dict[str, str],
+    ) -> Decision | None: ...
 
 
 @dataclass
@@ -60,6 +75,33 @@ def event_text(event: RawEvent) -> str:
     return event.body.strip() or event.title.strip()
 
 
+def event_author(event: RawEvent) -> str:
+    return author_of(event.source, event.participants, event.attrs)
+
+
+class TopicVectors:
+    """Embeds topic phrases, remembering the most recent ``size`` (a candidate's phrase is
+    compared again with every later item of its holder)."""
+
+    def __init__(self, embedder: Embedder, size: int = 8192) -> None:
+        self.embedder = embedder
+        self.size = size
+        self._cache: OrderedDict[str, Vector] = OrderedDict()
+
+    def __call__(self, phrases: list[str]) -> list[Vector]:
+        missing = [p for p in dict.fromkeys(phrases) if p not in self._cache]
+        if missing:
+            for phrase, row in zip(missing, self.embedder.embed(missing), strict=True):
+                self._cache[phrase] = row
+        out = []
+        for phrase in phrases:
+            self._cache.move_to_end(phrase)
+            out.append(self._cache[phrase])
+        while len(self._cache) > self.size:
+            self._cache.popitem(last=False)
+        return out
+
+
 class FactStep:
     def __init__(
         self,
@@ -68,15 +110,25 @@ class FactStep:
         extractor_config: ExtractorConfig | None = None,
         reconcile_config: ReconcileConfig | None = None,
         max_prepared: int = 1024,
+        judge: ItemJudge | None = None,
     ) -> None:
         self.embedder = embedder
         self.extractor = extractor
+        self.judge = judge
         self.extractor_config = extractor_config or ExtractorConfig()
         self.reconcile_config = reconcile_config or ReconcileConfig()
+        self.topics = TopicVectors(embedder)
         self._prepared: OrderedDict[tuple[str, str], list[ExtractedItem]] = OrderedDict()
+        self._judged: OrderedDict[tuple[str, str], dict[int, Decision]] = OrderedDict()
         self._max_prepared = max_prepared
 
     async def prepare(self, memory: TenantMemory, event: RawEvent) -> None:
+        """The LLM steps, outside the fold transaction: extraction (if an extractor is set),
+        then the model's reconcile decisions (if a judge is set); failures fall back."""
+        await self._prepare_items(memory, event)
+        await self._prepare_decisions(memory, event)
+
+    async def _prepare_items(self, memory: TenantMemory, event: RawEvent) -> None:
         """Run the LLM extractor (if any) outside the transaction; failures fall back."""
         if self.extractor is None or not layer_enabled(memory, "facts"):
             return
@@ -92,11 +144,53 @@ class FactStep:
             while len(self._prepared) > self._max_prepared:
                 self._prepared.popitem(last=False)
 
+    async def _prepare_decisions(self, memory: TenantMemory, event: RawEvent) -> None:
+        """Ask the judge about each item that has candidates; keep its valid decisions."""
+        if self.judge is None or not layer_enabled(memory, "facts"):
+            return
+        key = (memory.tenant, event.id)
+        items = self._prepared.get(key)
+        if items is None:
+            items = extract_items(event_text(event), self.extractor_config)
+        if not items or memory.event_state(event.id) == "folded":
+            return
+        vectors = self.embedder.embed([item.text for item in items])
+        author = event_author(event)
+        decisions: dict[int, Decision] = {}
+        for index, item in enumerate(items):
+            slots = slots_of(item.text, author)
+            found = candidates(
+                memory, vectors[index], slots, self.reconcile_config, set(), event.ts
+            )
+            if not found:
+                continue
+            ctx = {"tenant": memory.tenant, "event_id": event.id}
+            try:
+                decision = await self.judge.decide(item, author, event.ts, found, ctx)
+            except Exception as exc:  # the heuristic rules take over for this event
+                log.warning("fact_reconcile_failed", error=str(exc)[:200], **ctx)
+                break
+            if decision is not None:
+                decisions[index] = decision
+        if decisions:
+            self._judged[key] = decisions
+            while len(self._judged) > self._max_prepared:
+                self._judged.popitem(last=False)
+
     def extract(self, memory: TenantMemory, event: RawEvent) -> list[ExtractedItem]:
         prepared = self._prepared.pop((memory.tenant, event.id), None)
         if prepared is not None:
             return prepared
         return extract_items(event_text(event), self.extractor_config)
+
+    @staticmethod
+    def _still_valid(memory: TenantMemory, decision: Decision, written: set[str]) -> bool:
+        """A prepared decision still applies: its target is a current belief not written by
+        this event (the graph may have changed between prepare and apply)."""
+        if decision.target is None:
+            return decision.op in ("ADD", "DUPLICATE")
+        target = memory.graph.get(decision.target)
+        return target is not None and not target.superseded_by and target.id not in written
 
     def apply(self, memory: TenantMemory, scope: FoldScope, event: RawEvent) -> FactReport:
         """Extract, reconcile and write; call inside the fold transaction."""
@@ -106,16 +200,27 @@ class FactStep:
         if not memory.in_transaction:
             raise RuntimeError("FactStep.apply() needs an open transaction")
         items = self.extract(memory, event)
+        judged = self._judged.pop((memory.tenant, event.id), {})
         if not items:
             return report
         vectors = self.embedder.embed([item.text for item in items])
+        author = event_author(event)
+        all_slots = [slots_of(item.text, author) for item in items]
+        topic_vecs = self.topics([s.topic or i.text for s, i in zip(all_slots, items, strict=True)])
         ev_node = event_node_id(memory.tenant, event.id)
         when = event.ts
         written: set[str] = set()
         for index, item in enumerate(items):
-            decision = reconcile(
-                memory, item, vectors[index], self.reconcile_config, exclude=written
-            )
+            slots = all_slots[index]
+            cfg = self.reconcile_config
+            model = judged.get(index)
+            if model is not None and self._still_valid(memory, model, written):
+                decision = model
+            else:
+                found = candidates(memory, vectors[index], slots, cfg, written, when)
+                decision = decide(
+                    memory, item, vectors[index], slots, topic_vecs[index], self.topics, found, cfg
+                )
             if decision.op == "DUPLICATE":
                 report.duplicates += 1
                 continue
@@ -126,11 +231,13 @@ class FactStep:
             new_id = fact_id(memory.tenant, event.id, index)
             if new_id in memory.graph:
                 continue  # replay of an already folded event
-            self._add(memory, scope, new_id, item, vectors[index], ev_node, when, decision)
+            self._add(memory, scope, new_id, item, slots, vectors[index], ev_node, when, decision)
             written.add(new_id)
-            if decision.op == "SUPERSEDE" and decision.target is not None:
-                link(memory, new_id, decision.target, when)
-                report.superseded.append((new_id, decision.target))
+            replaces = decision.target if decision.op == "SUPERSEDE" else None
+            remember(memory, slots, new_id, replaces)
+            if replaces is not None:
+                link(memory, new_id, replaces, when)
+                report.superseded.append((new_id, replaces))
             else:
                 report.added.append(new_id)
         log.debug(
@@ -151,6 +258,7 @@ class FactStep:
         scope: FoldScope,
         node_id: str,
         item: ExtractedItem,
+        slots: Slots,
         vector: Vector,
         ev_node: str,
         when: datetime,
@@ -160,6 +268,7 @@ class FactStep:
             "item_kind": item.kind,
             "salience": round(item.salience, 3),
             "reconcile": decision.rule,
+            **slots.to_attrs(),
         }
         if item.key:
             attrs.update(key=item.key, value=item.value, polarity=item.polarity)

@@ -3,6 +3,8 @@
 A newer item points at the older one through ``node.supersedes`` and an edge
 ``newer -SUPERSEDES-> older``; the older one back through ``node.superseded_by``. Both are
 followed (either may be missing), each step is O(degree), so a walk costs O(chain length).
+A query that matches the EVENT a revision was read from gets that revision's chain too
+(:func:`chain_for_hit`): people ask in the words of what they said, which is the event.
 """
 
 from __future__ import annotations
@@ -48,6 +50,28 @@ def chain_of(graph: MemoryGraph, node_id: str) -> list[Node]:
         return [start]
     oldest = walk(graph, start, lambda n: _older(graph, n), MAX_CHAIN)[-1]
     return walk(graph, oldest, lambda n: _newer(graph, n), MAX_CHAIN)
+
+
+def revision_of_event(graph: MemoryGraph, node: Node) -> Node | None:
+    """The first FACT read from an EVENT (``FACT -DERIVED_FROM-> EVENT``) that belongs to a
+    supersedes chain, else None."""
+    if node.kind != NodeKind.EVENT:
+        return None
+    facts = []
+    for edge in graph.in_edges(node.id, EdgeKind.DERIVED_FROM):
+        fact = graph.get(edge.src)
+        if fact is not None and fact.kind == NodeKind.FACT and has_chain(graph, fact):
+            facts.append(fact)
+    return min(facts, key=lambda f: f.id) if facts else None
+
+
+def chain_for_hit(graph: MemoryGraph, node: Node) -> list[Node]:
+    """The chain a hit stands for: its own (FACT / CONCEPT), or that of a revision read from
+    it (EVENT); empty when it has none."""
+    if has_chain(graph, node):
+        return chain_of(graph, node.id)
+    fact = revision_of_event(graph, node)
+    return chain_of(graph, fact.id) if fact is not None else []
 
 
 def valid_at(node: Node, instant: datetime) -> bool:

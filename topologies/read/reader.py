@@ -31,7 +31,7 @@ from schemas.query import (
 )
 from topologies.embedding import Embedder
 from topologies.memory import EMBEDDED_KINDS, ChangeSet, TenantMemory
-from topologies.read.chains import chain_of, has_chain
+from topologies.read.chains import chain_for_hit
 from topologies.read.config import ReadConfig
 from topologies.read.evidence import SURFACED_KINDS, event_ids, supported
 from topologies.read.expansion import Expansion, expand
@@ -220,8 +220,10 @@ class Reader:
             node = graph.node(node_id)
             explanation = explain(node_id, surface)
             chain: list[ChainLink] | None = None
-            if request.chains and has_chain(graph, node):
-                arc = chain_of(graph, node_id)
+            arc = chain_for_hit(graph, node) if request.chains else []
+            if arc and node.kind == NodeKind.EVENT and in_chain.intersection(n.id for n in arc):
+                arc = []  # the chain is already in the answer: the event stays a plain hit
+            if arc:
                 if request.as_of is not None:
                     cutoff = request.as_of
                     arc = [n for n in arc if (n.valid_from or n.ts or n.created_at) <= cutoff]
