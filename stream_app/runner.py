@@ -219,6 +219,8 @@ class Runner:
                     self.settings.api_host,
                     self.settings.api_port,
                     log_level=self.settings.log_level,
+                    hint="choose another port with --api-port or FOLDMEM_API_PORT, "
+                    "or run without the API: --no-api",
                 )
                 server.start()
                 await server.started()
