@@ -37,7 +37,7 @@ from urllib.parse import urlparse
 import orjson
 import structlog
 
-from connectors.base import BadItem, Source
+from connectors.base import BadItem, Source, refusing_whole_files
 from connectors.errors import ConnectorError
 from schemas.errors import ConfigError, FoldmemError
 from schemas.events import RawEvent
@@ -471,10 +471,11 @@ class Importer:
         log.info("ingest_source", source=key, kind=getattr(source, "kind", "?"))
         task = progress.add_task(Path(str(ref)).name, total=None) if progress else None
         complete = True
-        for item in source.read():
+        items = source.read() if isinstance(ref, str) else refusing_whole_files(key, source.read())
+        for item in items:
             if task is not None:
                 progress.advance(task, 1)
-            self.stats.read += 1
+            self.stats.read += item.items if isinstance(item, BadItem) else 1
             if isinstance(item, BadItem):
                 self._bad(key, item)
             else:

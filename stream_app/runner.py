@@ -295,7 +295,7 @@ class Runner:
         return self.options.tenant or self.settings.default_tenant
 
     async def _read_jsonl(self, path: Path) -> None:
-        from connectors.base import BadItem
+        from connectors.base import BadItem, RefusalTally
         from connectors.jsonl import JsonlSource
 
         key = source_key(path)
@@ -315,11 +315,13 @@ class Runner:
         else:
             items = source.follow(self.settings.poll_interval, self.stop)
         last_end = start
+        tally = RefusalTally(str(path))
         async for item, end in items:
             if end < last_end:  # the file was truncated or replaced: start over
                 tracker.reset(_inode(path))
             last_end = end
             token = tracker.add(end)
+            tally.count(item)
             if isinstance(item, BadItem):
                 self.stats.read += 1
                 self.stats.dead_lettered += 1
@@ -328,9 +330,14 @@ class Runner:
                 self._progress.advance(1)
                 continue
             await self._dispatch(_Work(item, str(path), tracker, token))
+        if self.options.once and start == 0 and tally.refused:
+            # each line was reported (offsets move line by line); say that the file as a whole
+            # is not an event stream
+            summary = tally.summary()
+            self.deadletter.write(str(path), summary.location, summary.reason)
 
     async def _read_other(self, path: Path, kind: str | None) -> None:
-        from connectors.base import BadItem
+        from connectors.base import BadItem, refusing_whole_files
         from stream_app.ingest import open_ref, ref_key
 
         seen_mtime: float | None = None
@@ -340,7 +347,8 @@ class Runner:
                 seen_mtime = mtime
                 source = open_ref(path, self._tenant(), kind, self.settings)
                 log.info("source_opened", source=str(path), kind=getattr(source, "kind", kind))
-                for count, item in enumerate(source.read(), start=1):
+                items = refusing_whole_files(str(path), source.read())
+                for count, item in enumerate(items, start=1):
                     if isinstance(item, BadItem):
                         self._bad_item(ref_key(path), str(path), item)
                     else:
@@ -356,8 +364,8 @@ class Runner:
 
     def _bad_item(self, key: str, source: str, item: Any) -> None:
         """Dead-letter a bad item once per data dir (a re-read file does not repeat it)."""
-        self.stats.read += 1
-        self._progress.advance(1)
+        self.stats.read += item.items
+        self._progress.advance(item.items)
         if self._ledger is None:
             from stream_app.ingest import Ledger
 
