@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from schemas.errors import FoldmemError
 from schemas.events import RawEvent
+from stream_app.admission import EventTimeError
 from stream_app.api_core import check_bearer, get_hub, get_settings
 
 log = structlog.get_logger(__name__)
@@ -132,6 +133,18 @@ async def ingest_events(tenant: str, request: Request) -> JSONResponse:
             continue
         try:
             result = await hub.fold(event)
+        except EventTimeError as exc:
+            deadletter.write(where, f"item {index} (event {event.id})", exc.reason)
+            results.append(
+                ItemResult(
+                    index=index,
+                    id=event.id,
+                    status="rejected",
+                    code=422,
+                    errors=[FieldError(field=exc.field, message=exc.message)],
+                )
+            )
+            continue
         except FoldmemError as exc:
             deadletter.write(where, f"item {index} (event {event.id})", str(exc), "fold_failed")
             results.append(

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from schemas.errors import ConfigError
+from stream_app.admission import Admission
 from stream_app.hub import MemoryHub
 from stream_app.outputs import ConsoleOutput, IntentOutput, JsonlFileOutput
 from stream_app.settings import Settings
@@ -121,6 +122,7 @@ def build_hub(
             engine,
             default_outputs(settings) if outputs is None else outputs,
             planner_name=settings.planner,
+            admission=Admission.of(settings.max_future_days),
         )
     except BaseException:
         store.close()

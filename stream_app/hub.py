@@ -24,6 +24,7 @@ from schemas.errors import NotFoundError
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus
+from stream_app.admission import Admission
 from stream_app.outputs import IntentOutput
 from stream_app.store import Checkpoint, StaleTenantError, Store
 from topologies.engine import FoldEngine, FoldResult, node_to_event
@@ -44,9 +45,11 @@ class MemoryHub:
         engine: FoldEngine,
         outputs: Sequence[IntentOutput] = (),
         planner_name: str = "",
+        admission: Admission | None = None,
     ) -> None:
         self.store = store
         self.engine = engine
+        self.admission = admission or Admission()
         self.outputs = list(outputs)
         self.planner_name = planner_name or engine.planner.name
         self._memories: dict[str, TenantMemory] = {}
@@ -175,7 +178,11 @@ class MemoryHub:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def fold(self, event: RawEvent, checkpoints: CheckpointFn | None = None) -> FoldResult:
-        """Ingest (persisted before planning) then fold one event, durably."""
+        """Admit (EventTimeError for a time too far ahead of the clock), ingest (persisted
+        before planning) then fold one event, durably."""
+        return await self._fold(self.admission.admit(event), checkpoints)
+
+    async def _fold(self, event: RawEvent, checkpoints: CheckpointFn | None = None) -> FoldResult:
         async with self.lock(event.tenant):
             result = await self.retrying(
                 event.tenant, lambda m: self._fold_locked(m, event, checkpoints), create=True
@@ -213,7 +220,7 @@ class MemoryHub:
                         pending.append(node_to_event(node))
             for event in sorted(pending, key=lambda e: e.ts):
                 log.info("refold_stored_event", tenant=tenant, event_id=event.id)
-                await self.fold(event)
+                await self._fold(event)  # admitted when it was stored
                 count += 1
         return count
 

@@ -41,6 +41,7 @@ from connectors.base import BadItem, Source, refusing_whole_files
 from connectors.errors import ConnectorError
 from schemas.errors import ConfigError, FoldmemError
 from schemas.events import RawEvent
+from stream_app.admission import Admission, EventTimeError
 from stream_app.settings import Settings
 from topologies.engine import event_fingerprint
 
@@ -422,6 +423,7 @@ class Importer:
         self.err = err or sys.stderr
         self.progress = self.err.isatty() if progress is None else progress
         self.stats = ImportStats()
+        self.admission = Admission.of(settings.max_future_days)
         self.stop = asyncio.Event()
         self._advance: Any = None
         # (tenant, id, fingerprint) handed to the target but not yet confirmed (a Kafka batch;
@@ -504,6 +506,11 @@ class Importer:
             self.deadletter.write(key, item.location, item.reason)
 
     async def _event(self, key: str, event: RawEvent) -> None:
+        try:
+            event = self.admission.admit(event)
+        except EventTimeError as exc:  # refused here, for either target
+            self._bad(key, BadItem(f"event {event.id}", exc.reason))
+            return
         ident = _ident(event)
         if ident in self._in_flight or self.ledger.was_sent(self.target_name, event):
             self.stats.already_sent += 1

@@ -30,7 +30,7 @@ from typing import Any, TextIO
 import orjson
 import structlog
 
-from schemas.errors import ConfigError, FoldmemError
+from schemas.errors import ConfigError, FoldmemError, InvalidEventError
 from schemas.events import RawEvent
 from stream_app.hub import MemoryHub
 from stream_app.settings import Settings
@@ -366,13 +366,16 @@ class Runner:
         """Dead-letter a bad item once per data dir (a re-read file does not repeat it)."""
         self.stats.read += item.items
         self._progress.advance(item.items)
+        self._report_once(source, item.location, item.reason, key)
+
+    def _report_once(self, source: str, location: str, reason: str, key: str = "") -> None:
         if self._ledger is None:
             from stream_app.ingest import Ledger
 
             self._ledger = Ledger(self.settings.ingest_db_path)
-        if self._ledger.first_report(key, item.location, item.reason):
+        if self._ledger.first_report(key or source, location, reason):
             self.stats.dead_lettered += 1
-            self.deadletter.write(source, item.location, item.reason)
+            self.deadletter.write(source, location, reason)
         else:
             self.stats.known_bad += 1
 
@@ -453,6 +456,8 @@ class Runner:
 
         try:
             result = await self.hub.fold(work.event, checkpoints)
+        except InvalidEventError as exc:  # refused at admission (a time too far ahead)
+            self._report_once(work.source, f"event {work.event.id}", exc.reason)
         except FoldmemError as exc:
             self.stats.failed += 1
             self.deadletter.write(work.source, f"event {work.event.id}", str(exc), "fold_failed")

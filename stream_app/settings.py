@@ -83,6 +83,8 @@ class Settings(BaseSettings):
     sweep_interval: float = Field(default=300.0, ge=0)  # decay sweep period (seconds, 0 = off)
     max_concurrent_tenants: int = Field(default=4, ge=1, le=256)
     tenant_queue_size: int = Field(default=256, ge=1)
+    # events further ahead of the wall clock than this are refused (stream_app.admission)
+    max_future_days: float = Field(default=730.0, gt=0)
 
     # --- Kafka deployment (stream_app.faust_app); comma-separated host:port list
     kafka_brokers: str = "localhost:9092"
