@@ -34,7 +34,7 @@ from schemas.errors import ConfigError, FoldmemError, InvalidEventError
 from schemas.events import RawEvent
 from stream_app.hub import MemoryHub
 from stream_app.settings import Settings
-from stream_app.store import Checkpoint
+from stream_app.store import Checkpoint, TransientStoreError
 
 log = structlog.get_logger(__name__)
 
@@ -119,6 +119,14 @@ class _Work:
     source: str
     tracker: OffsetTracker | None = None
     token: int = 0
+
+
+class _Postponed(Exception):
+    """A fold given up because the runner is stopping; the event is read again next time."""
+
+
+_BUSY_FIRST_DELAY_S = 0.05
+_BUSY_MAX_DELAY_S = 5.0
 
 
 @dataclass
@@ -208,6 +216,7 @@ class Runner:
                 raise ConfigError(f"source {path} does not exist")
         server = None
         sweeper: asyncio.Task[None] | None = None
+        outbox: asyncio.Task[None] | None = None
         try:
             self.hub.publish_pending()
             self.stats.refolded = await self.hub.recover()
@@ -228,6 +237,8 @@ class Runner:
                 print(f"read API on {server.url} (OpenAPI: {server.url}/docs)", file=self.out)
             if self.settings.sweep_interval > 0 and not self.options.once:
                 sweeper = asyncio.create_task(self._sweep_loop())
+            if not self.options.once:
+                outbox = asyncio.create_task(self._outbox_loop())
             with self._progress_view():
                 readers = [asyncio.create_task(self._read(path)) for path in self.options.sources]
                 readers += [asyncio.create_task(self._read_imap(u)) for u in self.options.urls]
@@ -248,6 +259,11 @@ class Runner:
         finally:
             await self._stop_workers()
             self._save_checkpoints()
+            if outbox is not None:
+                outbox.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await outbox
+            self.hub.publish_pending(wait_s=10.0)
             if self._ledger is not None:
                 self._ledger.close()
             if sweeper is not None:
@@ -455,7 +471,9 @@ class Runner:
             return [Checkpoint(tracker.key, tracker.safe_if_done(token), tracker.inode)]
 
         try:
-            result = await self.hub.fold(work.event, checkpoints)
+            result = await self._fold_retrying(work, checkpoints)
+        except _Postponed:  # stopping while another process held the tenant: read it again
+            return  # at the next start (the offset does not pass it)
         except InvalidEventError as exc:  # refused at admission (a time too far ahead)
             self._report_once(work.source, f"event {work.event.id}", exc.reason)
         except FoldmemError as exc:
@@ -481,10 +499,31 @@ class Runner:
                     ops=result.ops,
                     ms=round(result.fold_seconds * 1000, 2),
                 )
-        finally:
-            if tracker is not None:
-                tracker.done(token)
-            self._progress.advance(1)
+        if tracker is not None:
+            tracker.done(token)
+        self._progress.advance(1)
+
+    async def _fold_retrying(self, work: _Work, checkpoints: Callable[[], list[Checkpoint]]) -> Any:
+        """hub.fold, tried again (with backoff) while another process holds or just changed the
+        tenant: a conflict is transient and never a reason to dead-letter an event."""
+        delay = _BUSY_FIRST_DELAY_S
+        while True:
+            try:
+                return await self.hub.fold(work.event, checkpoints)
+            except TransientStoreError as exc:
+                if self.stop.is_set():
+                    log.info("fold_postponed", tenant=work.event.tenant, event_id=work.event.id)
+                    raise _Postponed from exc
+                log.info(
+                    "fold_retry_busy",
+                    tenant=work.event.tenant,
+                    event_id=work.event.id,
+                    error=str(exc),
+                    delay=round(delay, 2),
+                )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stop.wait(), timeout=delay)
+                delay = min(delay * 2, _BUSY_MAX_DELAY_S)
 
     async def _stop_workers(self, grace: float = 30.0) -> None:
         """Let the folds in flight finish (up to `grace` seconds), then stop the workers."""
@@ -501,6 +540,14 @@ class Runner:
             self.hub.store.save_checkpoints(
                 Checkpoint(t.key, t.safe, t.inode) for t in self._trackers
             )
+
+    async def _outbox_loop(self, every_s: float = 1.0) -> None:
+        """Publish intent messages another process (``foldmem ingest``, ``foldmem serve``)
+        committed to this data dir's outbox, as this runner's own."""
+        while not self.stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stop.wait(), timeout=every_s)
+            self.hub.publish_pending()
 
     async def _sweep_loop(self) -> None:
         while not self.stop.is_set():

@@ -85,6 +85,8 @@ class Settings(BaseSettings):
     tenant_queue_size: int = Field(default=256, ge=1)
     # events further ahead of the wall clock than this are refused (stream_app.admission)
     max_future_days: float = Field(default=730.0, gt=0)
+    # how long a write waits for another process writing the same tenant (stream_app.interlock)
+    write_lock_timeout_s: float = Field(default=60.0, gt=0)
 
     # --- Kafka deployment (stream_app.faust_app); comma-separated host:port list
     kafka_brokers: str = "localhost:9092"
@@ -195,6 +197,10 @@ class Settings(BaseSettings):
     @property
     def run_lock_path(self) -> Path:
         return self.data_dir / "run.lock"
+
+    @property
+    def locks_path(self) -> Path:
+        return self.data_dir / "locks"
 
 
 def _put(target: dict[str, Any], key: str, value: Any) -> None:
