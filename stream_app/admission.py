@@ -53,6 +53,15 @@ class Admission:
         """The event to fold (``received_at`` stamped when it is dated ahead of ``now``), or
         EventTimeError."""
         now = now or self.clock()
+        self.check(event, now)
+        received = event.received_at
+        if (received is not None and received > now) or (received is None and event.ts > now):
+            return event.model_copy(update={"received_at": now})
+        return event
+
+    def check(self, event: RawEvent, now: datetime | None = None) -> None:
+        """EventTimeError if a time of the event lies too far ahead of ``now``."""
+        now = now or self.clock()
         limit = now + self.max_future
         for name, value in (("ts", event.ts), ("received_at", event.received_at)):
             if value is not None and value > limit:
@@ -63,7 +72,3 @@ class Admission:
                     f"is FOLDMEM_MAX_FUTURE_DAYS={days}): a wrong year or an epoch in the wrong "
                     "unit? Refused so it cannot move the tenant's stream clock",
                 )
-        received = event.received_at
-        if (received is not None and received > now) or (received is None and event.ts > now):
-            return event.model_copy(update={"received_at": now})
-        return event

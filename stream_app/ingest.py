@@ -543,7 +543,7 @@ class Importer:
 
     async def _event(self, key: str, event: RawEvent) -> None:
         try:
-            event = self.admission.admit(event)
+            self.admission.check(event)  # the target stamps received_at (hub, Kafka worker)
         except EventTimeError as exc:  # refused here, for either target
             self._bad(key, BadItem(f"event {event.id}", exc.reason))
             return

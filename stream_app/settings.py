@@ -104,7 +104,13 @@ class Settings(BaseSettings):
     # --- connectors (issue 5; docs/connectors.md)
     webhook_url: str | None = None  # embedded mode: also POST every intent message here
     webhook_secret: SecretStr | None = None  # HMAC-SHA256 key of the X-Foldmem-Signature header
-    webhook_max_attempts: int = Field(default=5, ge=1, le=50)
+    # durable webhook delivery (stream_app.notify): backoff from webhook_backoff_s doubling up
+    # to webhook_max_backoff_s, dead letter only after webhook_retry_hours; at exit a process
+    # goes on delivering for webhook_drain_s, then leaves the rest queued for the next one
+    webhook_retry_hours: float = Field(default=24.0, gt=0)
+    webhook_backoff_s: float = Field(default=1.0, gt=0)
+    webhook_max_backoff_s: float = Field(default=600.0, gt=0)
+    webhook_drain_s: float = Field(default=10.0, ge=0)
     imap_password: SecretStr | None = None  # for imap[s]://user@host/FOLDER sources
     imap_poll_interval: float = Field(default=60.0, gt=0)  # seconds between IMAP polls
 
