@@ -45,46 +45,39 @@ class TenantBusyError(TransientStoreError):
 
 
 class TenantLocks:
-    """Per-tenant lock files under ``folder``; one instance per process and data dir."""
+    """Per-tenant lock files under ``folder`` (opened per use: a runner with thousands of
+    tenants keeps no descriptors open)."""
 
     def __init__(self, folder: Path, timeout_s: float = 60.0) -> None:
         self.folder = Path(folder)
         self.timeout_s = timeout_s
-        self._fds: dict[tuple[str, str], int] = {}
 
-    def _fd(self, tenant: str, part: str) -> int:
-        fd = self._fds.get((tenant, part))
-        if fd is None:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            name = hashlib.sha256(tenant.encode()).hexdigest()[:32]
-            fd = os.open(self.folder / f"{name}.{part}", os.O_RDWR | os.O_CREAT, 0o644)
-            self._fds[(tenant, part)] = fd
-        return fd
+    @contextlib.contextmanager
+    def _open(self, name: str, part: str) -> Iterator[int]:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256(name.encode()).hexdigest()[:32]
+        fd = os.open(self.folder / f"{digest}.{part}", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            yield fd
+        finally:
+            os.close(fd)  # releases a lock held through it
 
     @contextlib.asynccontextmanager
     async def hold(self, tenant: str) -> AsyncIterator[None]:
         """The tenant's write lock for the body of the ``async with`` (not re-entrant: the
         caller also holds the tenant's in-process lock)."""
         deadline = time.monotonic() + self.timeout_s
-        gate, lock = self._fd(tenant, "gate"), self._fd(tenant, "lock")
-        await self._take(gate, tenant, deadline)
-        try:
-            await self._take(lock, tenant, deadline)
-        finally:
-            fcntl.flock(gate, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+        with self._open(tenant, "lock") as lock:
+            with self._open(tenant, "gate") as gate:
+                await self._take(gate, tenant, deadline)
+                await self._take(lock, tenant, deadline)
+            yield  # the gate is open again for the next waiter
 
     async def _take(self, fd: int, tenant: str, deadline: float) -> None:
         poll = _FIRST_POLL_S
-        waited = False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                if waited:
-                    log.debug("tenant_lock_taken", tenant=tenant)
                 return
             except BlockingIOError:
                 if time.monotonic() >= deadline:
@@ -92,25 +85,16 @@ class TenantLocks:
                         f"tenant {tenant!r} is being written by another process for more "
                         f"than {self.timeout_s:g}s (FOLDMEM_WRITE_LOCK_TIMEOUT_S); try again"
                     ) from None
-                waited = True
                 await asyncio.sleep(poll)
                 poll = min(poll * 2, _MAX_POLL_S)
 
     @contextlib.contextmanager
     def try_hold(self, name: str) -> Iterator[bool]:
         """A lock by name without waiting: yields False when another process holds it."""
-        fd = self._fd(name, "lock")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
+        with self._open(name, "lock") as fd:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
             yield True
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-
-    def close(self) -> None:
-        for fd in self._fds.values():
-            os.close(fd)
-        self._fds.clear()

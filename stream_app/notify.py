@@ -142,7 +142,6 @@ class WebhookOutput:
                 note="kept in the queue: delivered by the next foldmem run / notify",
             )
         self.queue.close()
-        self._locks.close()
 
     # ------------------------------------------------------------ the thread
     def _main(self) -> None:

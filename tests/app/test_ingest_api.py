@@ -122,4 +122,3 @@ def test_a_tenant_kept_busy_by_another_process_is_503_with_retry_after(data_dir:
         again = client.post("/tenants/bob/events", json=[event(1), event(2)], headers=AUTH)
         assert again.status_code == 200
         assert [r["status"] for r in again.json()["results"]] == ["folded", "folded"]
-    other.close()
