@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, tzinfo
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -32,6 +34,7 @@ class BadItem:
 
     location: str
     reason: str
+    items: int = 1  # a whole refused file stands for all of its items
 
 
 Item = RawEvent | BadItem
@@ -50,6 +53,71 @@ def bad(location: str, reason: str) -> BadItem:
     """Log and return a BadItem."""
     log.warning("bad_item", location=location, reason=reason)
     return BadItem(location=location, reason=reason)
+
+
+@dataclass
+class RefusalTally:
+    """What one pass over a source yielded: whether the file was refused as a whole."""
+
+    name: str
+    events: int = 0
+    bad: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+    first: str = ""
+
+    def count(self, item: Item) -> None:
+        if isinstance(item, BadItem):
+            self.bad += 1
+            self.reasons[item.reason] += 1
+            self.first = self.first or item.location
+        else:
+            self.events += 1
+
+    @property
+    def refused(self) -> bool:
+        """No item could be read, and there were several: the file, not a line, is wrong."""
+        return self.events == 0 and self.bad >= 2
+
+    def summary(self) -> BadItem:
+        """One BadItem for the whole file, its commonest reasons with their counts."""
+        top = "; ".join(f"{reason} ({n}x)" for reason, n in self.reasons.most_common(3))
+        more = len(self.reasons) - 3
+        return BadItem(
+            items=self.bad,
+            location=Path(self.name).name,
+            reason=f"file refused: none of its {self.bad} items could be read (first at "
+            f"{self.first}): {top}" + (f"; and {more} other reasons" if more > 0 else ""),
+        )
+
+
+def refusing_whole_files(name: str, items: Iterable[Item], keep: int = 10_000) -> Iterator[Item]:
+    """The items of a source, except that a file none of whose items could be read is reported
+    once (:meth:`RefusalTally.summary`) instead of item by item.
+
+    Bad items are held back until the first event shows the file is readable (then they pass
+    through); past ``keep`` held items they pass through anyway (bounded memory), followed by
+    the summary if no event ever came.
+    """
+    tally = RefusalTally(name)
+    held: list[BadItem] | None = []
+    for item in items:
+        tally.count(item)
+        if held is not None:
+            if isinstance(item, BadItem):
+                held.append(item)
+                if len(held) <= keep:
+                    continue
+                yield from held
+                held = None
+                continue
+            yield from held
+            held = None
+        yield item
+    if tally.refused:
+        log.warning("file_refused", source=name, items=tally.bad)
+        yield tally.summary()
+    elif held:
+        yield from held
 
 
 def stable_id(kind: str, *parts: str) -> str:

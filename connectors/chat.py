@@ -13,15 +13,59 @@ from connectors.base import Item, aware, bad, json_problem, make_event, resolve_
 from connectors.slack import SlackSource
 from connectors.whatsapp import WhatsAppSource
 
-_REQUIRED = ("channel", "user", "ts", "text")
-_KNOWN = frozenset({*_REQUIRED, "id", "thread"})
+# The spellings chat exports use for each field, in order of preference (the first present wins).
+FIELDS: dict[str, tuple[str, ...]] = {
+    "user": ("user", "from", "sender", "author", "username", "user_name", "sender_name"),
+    "text": ("text", "message", "content", "body", "msg"),
+    "ts": ("ts", "timestamp", "time", "date", "datetime", "created_at", "sent_at"),
+    "channel": ("channel", "room", "conversation", "channel_name"),
+    "id": ("id", "message_id", "msg_id", "uuid"),
+    "thread": ("thread", "thread_id", "thread_ts"),
+}
+_DESCRIBE = {"user": "the sender", "text": "the text", "ts": "the time"}
+_PERSON_KEYS = ("name", "display_name", "username", "id")
+
+
+def field_value(obj: dict[str, Any], name: str) -> tuple[str | None, Any]:
+    """(key, value) of the first spelling of ``name`` present with a value, else (None, None)."""
+    for key in FIELDS[name]:
+        value = obj.get(key)
+        if value not in (None, "", [], {}):
+            return key, value
+    return None, None
+
+
+def _person(value: Any) -> str | None:
+    """A sender as text: a string or number, or an object's name (``{"name": ..., "id": ...}``)."""
+    if isinstance(value, dict):
+        value = next((value[k] for k in _PERSON_KEYS if value.get(k) not in (None, "")), None)
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        return str(value).strip() or None
+    return None
+
+
+def _text(value: Any) -> str | None:
+    """Message text: a string, or a list of strings and ``{"text": ...}`` parts (rich text)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = [p if isinstance(p, str) else p.get("text") if isinstance(p, dict) else None
+                 for p in value]  # fmt: skip
+        if all(isinstance(p, str) for p in parts):
+            return "".join(p for p in parts if isinstance(p, str))
+    return None
 
 
 class ChatJsonlSource:
-    """One chat message per line: {"id"?, "channel", "user", "ts", "text", "thread"?}.
+    """One chat message per line: sender, text, time, and optionally channel, id and thread.
 
-    `ts` is ISO 8601 (floating times use `default_tz`) or epoch seconds (or milliseconds).
-    Other keys go to attrs. Id: hash of (channel, id), or of the whole message without id.
+    Each field is read under the spellings exports use (:data:`FIELDS`): the sender as
+    ``user``, ``from``, ``sender`` or ``author`` (text, or an object with a ``name``), the text
+    as ``text``, ``message``, ``content`` or ``body``, the time as ``ts``, ``timestamp``,
+    ``time`` or ``date``, the channel as ``channel``, ``room`` or ``conversation`` (default:
+    the file's name). The time is ISO 8601 (floating times use `default_tz`) or epoch seconds
+    (or milliseconds). Other keys go to attrs. Id: hash of (channel, id), or of the whole
+    message without id.
     """
 
     kind = "chat-jsonl"
@@ -46,24 +90,35 @@ class ChatJsonlSource:
             return bad(location, json_problem(line, exc))
         if not isinstance(obj, dict):
             return bad(location, "expected a JSON object")
-        missing = [k for k in _REQUIRED if obj.get(k) in (None, "") and k != "text"]
-        if missing or not isinstance(obj.get("text", None), str):
-            return bad(location, "missing field(s): " + ", ".join(missing or ["text"]))
-        when = parse_ts(obj["ts"], self.default_tz)
+        found = {name: field_value(obj, name) for name in FIELDS}
+        user = _person(found["user"][1])
+        text = _text(found["text"][1]) if found["text"][0] else _text(obj.get("text"))
+        missing = [n for n, ok in (("user", user), ("ts", found["ts"][0])) if not ok]
+        if text is None:
+            missing.append("text")
+        if missing:
+            return bad(location, "missing " + "; ".join(_missing(n) for n in missing))
+        ts_key, ts_value = found["ts"]
+        when = parse_ts(ts_value, self.default_tz)
         if when is None:
-            return bad(location, f"ts: not a date/time or epoch: {obj['ts']!r}")
-        channel, user, text = str(obj["channel"]), str(obj["user"]), obj["text"]
-        if obj.get("id") not in (None, ""):
-            event_id = stable_id("chat:jsonl", channel, str(obj["id"]))
+            return bad(location, f"{ts_key}: not a date/time or epoch: {ts_value!r}")
+        assert user is not None and text is not None
+        channel_value = found["channel"][1]
+        channel = str(channel_value) if isinstance(channel_value, str | int) else self.path.stem
+        message_id = found["id"][1]
+        thread = found["thread"][1]
+        if message_id is not None:
+            event_id = stable_id("chat:jsonl", channel, str(message_id))
         else:
             event_id = stable_id("chat:jsonl", channel, user, when.isoformat(), text)
         attrs: dict[str, Any] = {"platform": "jsonl", "channel": channel}
-        if obj.get("id") not in (None, ""):
-            attrs["message_id"] = str(obj["id"])
-        if obj.get("thread") not in (None, ""):
-            attrs["thread"] = str(obj["thread"])
-            attrs["thread_id"] = stable_id("chat:jsonl", channel, str(obj["thread"]))
-        attrs.update({k: v for k, v in obj.items() if k not in _KNOWN})
+        if message_id is not None:
+            attrs["message_id"] = str(message_id)
+        if thread is not None:
+            attrs["thread"] = str(thread)
+            attrs["thread_id"] = stable_id("chat:jsonl", channel, str(thread))
+        used = {key for key, _ in found.values() if key is not None} | {"text"}
+        attrs.update({k: v for k, v in obj.items() if k not in used})
         return make_event(
             location,
             id=event_id,
@@ -75,6 +130,16 @@ class ChatJsonlSource:
             participants=[user],
             attrs=attrs,
         )
+
+
+def _missing(name: str) -> str:
+    return f"{_DESCRIBE[name]} (one of: {', '.join(FIELDS[name])})"
+
+
+def looks_like_chat(obj: dict[str, Any]) -> bool:
+    """A JSON object that reads as a chat message: a text and a sender or a channel."""
+    has = {name: field_value(obj, name)[0] is not None for name in FIELDS}
+    return has["text"] and (has["user"] or has["channel"])
 
 
 def parse_ts(value: Any, default_tz: tzinfo) -> datetime | None:
@@ -106,4 +171,4 @@ def _is_number(text: str) -> bool:
     return True
 
 
-__all__ = ["ChatJsonlSource", "SlackSource", "WhatsAppSource", "parse_ts"]
+__all__ = ["ChatJsonlSource", "SlackSource", "WhatsAppSource", "looks_like_chat", "parse_ts"]

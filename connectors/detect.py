@@ -15,7 +15,7 @@ import structlog
 
 from connectors.base import Source
 from connectors.calendar import IcsSource
-from connectors.chat import ChatJsonlSource
+from connectors.chat import ChatJsonlSource, looks_like_chat
 from connectors.email import EmlSource, MaildirSource, MboxSource
 from connectors.errors import ConnectorError
 from connectors.imap import ImapSource
@@ -145,7 +145,7 @@ def _detect_jsonl(head: bytes) -> str | None:
             continue
         if "source" in obj and "ts" in obj and "id" in obj:
             return "jsonl"
-        if "channel" in obj and ("text" in obj or "user" in obj):
+        if looks_like_chat(obj):
             return "chat-jsonl"
     return None
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from schemas.limits import (
     MAX_ATTRS_BYTES,
@@ -26,6 +26,25 @@ _SLUG = r"^[A-Za-z0-9][A-Za-z0-9._:@+\-]*$"
 
 def utf8_len(text: str) -> int:
     return len(text.encode("utf-8", errors="surrogatepass"))
+
+
+def refuse_numbers(value: object, field: str) -> object:
+    """Times come as ISO 8601 text: a number (or digits as text) would be read as epoch seconds,
+    which is a guess (seconds or milliseconds? 12345 is 1970) and is refused."""
+    if isinstance(value, int | float) or (isinstance(value, str) and _is_number(value)):
+        raise ValueError(
+            f"{field} must be an ISO 8601 date-time with an offset, such as "
+            f"2026-11-05T09:00:00+01:00, not a number ({value!r}): epoch values are ambiguous"
+        )
+    return value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.strip())
+    except ValueError:
+        return False
+    return True
 
 
 def require_aware(value: datetime, field: str) -> datetime:
@@ -56,6 +75,11 @@ class RawEvent(BaseModel):
         if not value.strip() or any(ord(ch) < 32 for ch in value):
             raise ValueError("id must be non-blank printable text")
         return value
+
+    @field_validator("ts", "received_at", mode="before")
+    @classmethod
+    def _not_a_number(cls, value: object, info: ValidationInfo) -> object:
+        return refuse_numbers(value, str(info.field_name))
 
     @field_validator("ts")
     @classmethod

@@ -6,8 +6,13 @@
 - Each item is validated on its own: invalid items are reported with their field errors
   (``code`` 422) and written to the dead-letter file; valid ones are folded through the hub
   (``folded``, or ``duplicate`` when the id was folded before).
-- Response code: 200 when every item was accepted, 207 when some were rejected, 422 when
-  none was accepted; 413 for bodies over 8 MiB or more than 1000 events.
+- Another process writing the tenant at the same time (a running ``foldmem run``) is waited
+  for (the hub's cross-process lock, up to FOLDMEM_WRITE_LOCK_TIMEOUT_S per item); an item
+  that still could not be folded is ``unavailable`` (code 503), never ``rejected``.
+- Response code: 503 with ``Retry-After`` when some item was unavailable (send the batch
+  again: what was folded comes back as ``duplicate``); else 200 when every item was accepted,
+  207 when some were rejected, 422 when none was accepted; 413 for bodies over 8 MiB or more
+  than 1000 events.
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ from pydantic import BaseModel, ValidationError
 from connectors.base import json_problem
 from schemas.errors import FoldmemError
 from schemas.events import RawEvent
+from stream_app.admission import EventTimeError
 from stream_app.api_core import check_bearer, get_hub, get_settings
+from stream_app.store import TransientStoreError
 
 log = structlog.get_logger(__name__)
 
 MAX_BATCH = 1000
+RETRY_AFTER_S = 5
 _bearer = HTTPBearer(auto_error=False)
 
 
@@ -54,7 +62,7 @@ class FieldError(BaseModel):
 class ItemResult(BaseModel):
     index: int
     id: str | None = None
-    status: Literal["folded", "duplicate", "rejected"]
+    status: Literal["folded", "duplicate", "rejected", "unavailable"]
     code: int
     errors: list[FieldError] = []
 
@@ -63,6 +71,7 @@ class IngestResponse(BaseModel):
     tenant: str
     accepted: int
     rejected: int
+    unavailable: int = 0  # not folded now (the tenant was busy): send them again
     results: list[ItemResult]
 
 
@@ -89,7 +98,11 @@ _BODY_DOC: dict[str, Any] = {
     "/tenants/{tenant}/events",
     response_model=IngestResponse,
     openapi_extra=_BODY_DOC,
-    responses={207: {"model": IngestResponse}, 422: {"model": IngestResponse}},
+    responses={
+        207: {"model": IngestResponse},
+        422: {"model": IngestResponse},
+        503: {"model": IngestResponse},
+    },
 )
 async def ingest_events(tenant: str, request: Request) -> JSONResponse:
     """Fold one RawEvent (a JSON object) or a batch (a JSON array) into the tenant's memory."""
@@ -130,6 +143,30 @@ async def ingest_events(tenant: str, request: Request) -> JSONResponse:
             continue
         try:
             result = await hub.fold(event)
+        except EventTimeError as exc:
+            deadletter.write(where, f"item {index} (event {event.id})", exc.reason)
+            results.append(
+                ItemResult(
+                    index=index,
+                    id=event.id,
+                    status="rejected",
+                    code=422,
+                    errors=[FieldError(field=exc.field, message=exc.message)],
+                )
+            )
+            continue
+        except TransientStoreError as exc:  # another process kept the tenant: try again
+            log.info("http_ingest_busy", tenant=tenant, event_id=event.id, error=str(exc))
+            results.append(
+                ItemResult(
+                    index=index,
+                    id=event.id,
+                    status="unavailable",
+                    code=503,
+                    errors=[FieldError(field="event", message=str(exc))],
+                )
+            )
+            continue
         except FoldmemError as exc:
             deadletter.write(where, f"item {index} (event {event.id})", str(exc), "fold_failed")
             results.append(
@@ -151,10 +188,23 @@ async def ingest_events(tenant: str, request: Request) -> JSONResponse:
             )
         )
     rejected = sum(1 for r in results if r.status == "rejected")
-    accepted = len(results) - rejected
+    unavailable = sum(1 for r in results if r.status == "unavailable")
+    accepted = len(results) - rejected - unavailable
     log.info("http_ingest", tenant=tenant, accepted=accepted, rejected=rejected)
+    response = IngestResponse(
+        tenant=tenant,
+        accepted=accepted,
+        rejected=rejected,
+        unavailable=unavailable,
+        results=results,
+    )
+    if unavailable:  # send the batch again later: folded items come back as duplicates
+        return JSONResponse(
+            response.model_dump(mode="json"),
+            status_code=503,
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
     code = 200 if rejected == 0 else (422 if accepted == 0 else 207)
-    response = IngestResponse(tenant=tenant, accepted=accepted, rejected=rejected, results=results)
     return JSONResponse(response.model_dump(mode="json"), status_code=code)
 
 

@@ -24,7 +24,14 @@ class _EmbeddedServer(uvicorn.Server):
 class ApiServer:
     """Binds first (clear error if the port is taken), then serves until :meth:`stop`."""
 
-    def __init__(self, app: FastAPI, host: str, port: int, log_level: str = "warning") -> None:
+    def __init__(
+        self,
+        app: FastAPI,
+        host: str,
+        port: int,
+        log_level: str = "warning",
+        hint: str = "choose another port with --api-port or FOLDMEM_API_PORT",
+    ) -> None:
         self.host = host
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -34,8 +41,7 @@ class ApiServer:
         except OSError as exc:
             sock.close()
             raise ConfigError(
-                f"cannot bind the API to {host}:{port}: {exc.strerror or exc} "
-                "(set FOLDMEM_API_PORT or --api-port, or --no-api)"
+                f"cannot bind the API to {host}:{port}: {exc.strerror or exc}; {hint}"
             ) from exc
         sock.listen(128)
         sock.setblocking(False)

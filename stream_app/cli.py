@@ -124,8 +124,16 @@ def run(
     tenant: Annotated[
         str | None, typer.Option("--tenant", help="Tenant of events that carry none.")
     ] = None,
-    api_port: Annotated[int | None, typer.Option("--api-port", help="Read API port.")] = None,
-    no_api: Annotated[bool, typer.Option("--no-api", help="Do not serve the read API.")] = False,
+    api_port: Annotated[
+        int | None, typer.Option("--api-port", help="Read API port (with --once: serve on it).")
+    ] = None,
+    api: Annotated[
+        bool | None,
+        typer.Option(
+            "--api/--no-api",
+            help="Serve the read API (default: yes, but not with --once unless --api-port).",
+        ),
+    ] = None,
     kind: Annotated[
         str | None, typer.Option("--kind", help="Source kind (default: detect from the file).")
     ] = None,
@@ -145,7 +153,7 @@ def run(
         urls=[s for s in given if s.startswith(("imap://", "imaps://"))],
         once=once,
         tenant=tenant,
-        serve_api=not no_api,
+        serve_api=api if api is not None else (not once or api_port is not None),
         kind=kind,
         progress=progress,
     )

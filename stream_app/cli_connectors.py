@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from schemas.errors import ConfigError
 from stream_app.cli import DataDir, cli_errors, settings_for
 
 BrokersOpt = Annotated[
@@ -140,12 +141,27 @@ def notify(
     idle_exit: Annotated[
         float | None, typer.Option("--idle-exit", help="Exit after this many idle seconds.")
     ] = None,
+    replay: Annotated[
+        bool,
+        typer.Option(
+            "--replay-dead-letters",
+            help="Instead of consuming Kafka: queue the messages dead-lettered for each "
+            "--webhook again (DATA_DIR/webhook-deadletter.jsonl) and deliver them.",
+        ),
+    ] = False,
     data_dir: DataDir = None,
 ) -> None:
     """Consume the intents topic and deliver each intent once per webhook / file."""
-    from stream_app.notify import build_sinks, notify_from_kafka
+    from stream_app.notify import build_sinks, notify_from_kafka, replay_dead_letters
 
     settings = settings_for(data_dir=data_dir, kafka_brokers=brokers)
+    if replay:
+        if not webhook:
+            raise ConfigError("--replay-dead-letters needs the --webhook URL(s) to replay to")
+        for url in webhook:
+            replayed = replay_dead_letters(settings, url, secret)
+            typer.echo(f"notify: {replayed.line(url)}", err=True)
+        return
     sinks = build_sinks(settings, webhook or [], secret, jsonl, stdout)
 
     async def main() -> str:

@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from schemas.errors import ConfigError
+from stream_app.admission import Admission
 from stream_app.hub import MemoryHub
+from stream_app.interlock import TenantLocks
 from stream_app.outputs import ConsoleOutput, IntentOutput, JsonlFileOutput
 from stream_app.settings import Settings
 from stream_app.store import Store
@@ -121,6 +123,8 @@ def build_hub(
             engine,
             default_outputs(settings) if outputs is None else outputs,
             planner_name=settings.planner,
+            admission=Admission.of(settings.max_future_days),
+            locks=TenantLocks(settings.locks_path, settings.write_lock_timeout_s),
         )
     except BaseException:
         store.close()

@@ -49,6 +49,7 @@ from schemas.errors import FoldmemError, InvalidEventError, NotFoundError
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus
+from stream_app.admission import Admission
 from stream_app.kafka_codec import COMMIT, table_key
 from stream_app.kafka_privacy import forget_event_kafka, forget_tenant_kafka, set_layers_kafka
 from stream_app.kafka_state import KafkaTenantState
@@ -333,6 +334,7 @@ class KafkaWorker:
 
         self.settings = settings
         self.engine = engine or build_engine(settings)
+        self.admission = Admission.of(settings.max_future_days)
         self.partitions = settings.kafka_partitions
         host = settings.kafka_advertised_host or settings.api_host
         if host in ("0.0.0.0", "::", ""):  # bound to every interface: advertise our address
@@ -449,6 +451,7 @@ class KafkaWorker:
 
     async def handle(self, message: Any) -> FoldResult | None:
         """Fold one events-topic message (or dead-letter it). Called by the agent's actors."""
+        arrived = datetime.fromtimestamp(message.timestamp, UTC) if message.timestamp else None
         try:
             event = parse_event(message.value, message.key)
             expected = self.tenant_partition(event.tenant)
@@ -457,14 +460,15 @@ class KafkaWorker:
                     f"tenant {event.tenant!r} belongs to partition {expected}, "
                     f"the message is on {message.partition}"
                 )
+            if event.received_at is None and arrived is not None:
+                # the broker-side timestamp, not the wall clock: a replay folds the same value
+                event = event.model_copy(update={"received_at": arrived})
+            # times too far ahead are refused against the same broker timestamp (a replay
+            # admits what the first run admitted)
+            event = self.admission.admit(event, arrived)
         except InvalidEventError as exc:
             await self.deadletter(message, exc.reason)
             return None
-        if event.received_at is None and message.timestamp:
-            # the broker-side timestamp, not the wall clock: a replay folds the same value
-            event = event.model_copy(
-                update={"received_at": datetime.fromtimestamp(message.timestamp, UTC)}
-            )
         # no await before the lock: actors queue on it in the order they took the messages
         async with self.lock(event.tenant):
             try:

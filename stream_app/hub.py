@@ -5,15 +5,19 @@
   messages, source offsets) in one store transaction.
 - Readers run synchronously inside the event loop (``async def`` endpoints), between the
   writers' awaits, so they see committed state without taking the lock.
-- Another process writing the same store (``foldmem intent resolve`` next to ``foldmem run``,
-  or ``foldmem serve`` next to a runner) is detected by the store's data version: changed
-  tenants are reloaded, and a write based on a stale memory is refused by the store
+- Another process writing the same store (``foldmem intent resolve`` or ``foldmem ingest``
+  next to ``foldmem run``, or ``foldmem serve`` next to a runner) takes turns with this one
+  through the tenant's lock file (:mod:`stream_app.interlock`, held for a whole write); its
+  commits are detected by the store's data version and changed tenants are reloaded. A write
+  based on a stale memory (a writer without the lock) is refused by the store
   (StaleTenantError) and redone on the reloaded memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
@@ -24,6 +28,8 @@ from schemas.errors import NotFoundError
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus
+from stream_app.admission import Admission
+from stream_app.interlock import TenantLocks
 from stream_app.outputs import IntentOutput
 from stream_app.store import Checkpoint, StaleTenantError, Store
 from topologies.engine import FoldEngine, FoldResult, node_to_event
@@ -35,6 +41,7 @@ T = TypeVar("T")
 
 CheckpointFn = Callable[[], Sequence[Checkpoint]]
 _RETRIES = 3
+OUTBOX_LOCK = "~outbox"  # not a tenant name (those start with a letter or digit)
 
 
 class MemoryHub:
@@ -44,9 +51,13 @@ class MemoryHub:
         engine: FoldEngine,
         outputs: Sequence[IntentOutput] = (),
         planner_name: str = "",
+        admission: Admission | None = None,
+        locks: TenantLocks | None = None,
     ) -> None:
         self.store = store
         self.engine = engine
+        self.admission = admission or Admission()
+        self.locks = locks  # None: this process is the data dir's only writer
         self.outputs = list(outputs)
         self.planner_name = planner_name or engine.planner.name
         self._memories: dict[str, TenantMemory] = {}
@@ -160,22 +171,33 @@ class MemoryHub:
         *,
         create: bool = False,
     ) -> T:
-        """Run a write on the tenant's freshest memory; when its persist finds that another
-        process wrote the tenant first (StaleTenantError), reload and run it again. The caller
-        holds the tenant's lock."""
-        for number in range(_RETRIES):
-            self.refresh()
-            memory = self._memory(tenant, create=create)
-            try:
-                return await attempt(memory)
-            except StaleTenantError:
-                if number == _RETRIES - 1:
-                    raise
-                log.info("write_retry_stale", tenant=tenant, attempt=number + 1)
+        """Run a write on the tenant's freshest memory, holding the tenant's cross-process
+        lock (TenantBusyError if another process keeps it too long); when its persist finds
+        that another process wrote the tenant first (StaleTenantError), reload and run it
+        again. The caller holds the tenant's in-process lock."""
+        async with self._interlocked(tenant):
+            for number in range(_RETRIES):
+                self.refresh()
+                memory = self._memory(tenant, create=create)
+                try:
+                    return await attempt(memory)
+                except StaleTenantError:
+                    if number == _RETRIES - 1:
+                        raise
+                    log.info("write_retry_stale", tenant=tenant, attempt=number + 1)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _interlocked(self, tenant: str) -> contextlib.AbstractAsyncContextManager[None]:
+        if self.locks is None:
+            return contextlib.nullcontext()
+        return self.locks.hold(tenant)
+
     async def fold(self, event: RawEvent, checkpoints: CheckpointFn | None = None) -> FoldResult:
-        """Ingest (persisted before planning) then fold one event, durably."""
+        """Admit (EventTimeError for a time too far ahead of the clock), ingest (persisted
+        before planning) then fold one event, durably."""
+        return await self._fold(self.admission.admit(event), checkpoints)
+
+    async def _fold(self, event: RawEvent, checkpoints: CheckpointFn | None = None) -> FoldResult:
         async with self.lock(event.tenant):
             result = await self.retrying(
                 event.tenant, lambda m: self._fold_locked(m, event, checkpoints), create=True
@@ -213,7 +235,7 @@ class MemoryHub:
                         pending.append(node_to_event(node))
             for event in sorted(pending, key=lambda e: e.ts):
                 log.info("refold_stored_event", tenant=tenant, event_id=event.id)
-                await self.fold(event)
+                await self._fold(event)  # admitted when it was stored
                 count += 1
         return count
 
@@ -257,10 +279,26 @@ class MemoryHub:
         return done
 
     # ----------------------------------------------------------------- outbox
-    def publish_pending(self) -> int:
-        """Send unpublished intent messages to every output, then mark them published."""
+    def publish_pending(self, wait_s: float = 0.0) -> int:
+        """Send unpublished intent messages to every output, then mark them published.
+
+        One process publishes at a time (the outbox lock): another one busy publishing means
+        this call returns 0 at once (or after waiting up to ``wait_s``); the rows are left for
+        the next call of either process, never emitted twice."""
         if self.store.readonly:
             return 0
+        if self.locks is None:
+            return self._publish()
+        deadline = time.monotonic() + wait_s
+        while True:
+            with self.locks.try_hold(OUTBOX_LOCK) as held:
+                if held:
+                    return self._publish()
+            if time.monotonic() >= deadline:
+                return 0
+            time.sleep(0.01)
+
+    def _publish(self) -> int:
         rows = self.store.unpublished()
         for row in rows:
             for output in self.outputs:

@@ -37,11 +37,13 @@ from urllib.parse import urlparse
 import orjson
 import structlog
 
-from connectors.base import BadItem, Source
+from connectors.base import BadItem, Source, refusing_whole_files
 from connectors.errors import ConnectorError
-from schemas.errors import ConfigError, FoldmemError
+from schemas.errors import ConfigError, FoldmemError, InvalidEventError
 from schemas.events import RawEvent
+from stream_app.admission import Admission, EventTimeError
 from stream_app.settings import Settings
+from stream_app.store import TransientStoreError
 from topologies.engine import event_fingerprint
 
 log = structlog.get_logger(__name__)
@@ -244,6 +246,7 @@ class DeliveryError(FoldmemError):
 
 class Target(Protocol):
     name: str
+    failed: int  # events given up on (dead-lettered) so far
 
     async def start(self) -> None: ...
 
@@ -255,13 +258,26 @@ class Target(Protocol):
 
 
 class EmbeddedTarget:
-    """Folds into the data dir's store through the hub, one event at a time."""
+    """Folds into the data dir's store through the hub, one event at a time.
+
+    Another process writing the same tenant (a running ``foldmem run``) is waited for: the
+    hub takes turns with it (:mod:`stream_app.interlock`), and a transient conflict is tried
+    again with backoff; only after ``busy_attempts`` does the import stop with
+    :class:`DeliveryError` (nothing recorded for that event: the same command goes on). An
+    event the engine refuses (a forgotten id, a time too far ahead) is a bad item; any other
+    failure is dead-lettered and counted in ``failed`` (its source is then not recorded as
+    complete, so the next run reads it again).
+    """
 
     name = "embedded"
 
-    def __init__(self, hub: Any, deadletter: Any) -> None:
+    def __init__(
+        self, hub: Any, deadletter: Any, busy_attempts: int = 6, busy_delay_s: float = 0.5
+    ) -> None:
         self.hub = hub
         self.deadletter = deadletter
+        self.busy_attempts = busy_attempts
+        self.busy_delay_s = busy_delay_s
         self.failed = 0
 
     async def start(self) -> None:
@@ -270,18 +286,35 @@ class EmbeddedTarget:
 
     async def send(self, event: RawEvent) -> Done:
         try:
-            result = await self.hub.fold(event)
+            result = await self._fold(event)
+        except (InvalidEventError, DeliveryError):
+            raise
         except FoldmemError as exc:
             self.failed += 1
             self.deadletter.write("ingest", f"event {event.id}", str(exc), "fold_failed")
             return []
         return [(event, result.status)]
 
+    async def _fold(self, event: RawEvent) -> Any:
+        delay = self.busy_delay_s
+        for attempt in range(1, self.busy_attempts + 1):
+            try:
+                return await self.hub.fold(event)
+            except TransientStoreError as exc:
+                if attempt == self.busy_attempts:
+                    raise DeliveryError(
+                        f"event {event.id} not folded: {exc}; run the same command again to go on"
+                    ) from exc
+                log.info("ingest_retry_busy", event_id=event.id, attempt=attempt, error=str(exc))
+                await asyncio.sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable")  # pragma: no cover
+
     async def flush(self) -> Done:
         return []
 
     async def close(self) -> None:
-        return None
+        self.hub.publish_pending(wait_s=10.0)
 
 
 class KafkaTarget:
@@ -292,6 +325,7 @@ class KafkaTarget:
         self.topic = topic or settings.kafka_events_topic
         self.name = f"kafka:{','.join(settings.kafka_broker_list)}/{self.topic}"
         self.batch = batch
+        self.failed = 0  # refused sends raise DeliveryError instead
         self._producer: Any = None
         self._pending: list[tuple[RawEvent, Any]] = []
 
@@ -422,6 +456,7 @@ class Importer:
         self.err = err or sys.stderr
         self.progress = self.err.isatty() if progress is None else progress
         self.stats = ImportStats()
+        self.admission = Admission.of(settings.max_future_days)
         self.stop = asyncio.Event()
         self._advance: Any = None
         # (tenant, id, fingerprint) handed to the target but not yet confirmed (a Kafka batch;
@@ -471,10 +506,12 @@ class Importer:
         log.info("ingest_source", source=key, kind=getattr(source, "kind", "?"))
         task = progress.add_task(Path(str(ref)).name, total=None) if progress else None
         complete = True
-        for item in source.read():
+        failed_before = self.target.failed if self.target is not None else 0
+        items = source.read() if isinstance(ref, str) else refusing_whole_files(key, source.read())
+        for item in items:
             if task is not None:
                 progress.advance(task, 1)
-            self.stats.read += 1
+            self.stats.read += item.items if isinstance(item, BadItem) else 1
             if isinstance(item, BadItem):
                 self._bad(key, item)
             else:
@@ -487,6 +524,8 @@ class Importer:
         if task is not None:
             done = next(t.completed for t in progress.tasks if t.id == task)
             progress.update(task, total=done)
+        if self.target is not None and self.target.failed > failed_before:
+            complete = False  # an event was not folded: the next run must read the source again
         if complete and print_ is not None and not self.dry_run:
             self.ledger.mark_complete(self.target_name, key, print_)
 
@@ -503,6 +542,11 @@ class Importer:
             self.deadletter.write(key, item.location, item.reason)
 
     async def _event(self, key: str, event: RawEvent) -> None:
+        try:
+            self.admission.check(event)  # the target stamps received_at (hub, Kafka worker)
+        except EventTimeError as exc:  # refused here, for either target
+            self._bad(key, BadItem(f"event {event.id}", exc.reason))
+            return
         ident = _ident(event)
         if ident in self._in_flight or self.ledger.was_sent(self.target_name, event):
             self.stats.already_sent += 1
@@ -525,6 +569,11 @@ class Importer:
         except DeliveryError as exc:
             self._record(key, exc.done)
             raise
+        except InvalidEventError as exc:  # refused by the engine (a forgotten event id)
+            self._in_flight.discard(ident)
+            self.stats.sent -= 1
+            self._bad(key, BadItem(f"event {event.id}", exc.reason))
+            return
         self._record(key, done)
 
     async def _flush(self, key: str) -> None:

@@ -30,12 +30,12 @@ from typing import Any, TextIO
 import orjson
 import structlog
 
-from schemas.errors import ConfigError, FoldmemError
+from schemas.errors import ConfigError, FoldmemError, InvalidEventError
 from schemas.events import RawEvent
 from stream_app.hub import MemoryHub
 from stream_app.local_outputs import append_line
 from stream_app.settings import Settings
-from stream_app.store import Checkpoint
+from stream_app.store import Checkpoint, TransientStoreError
 
 log = structlog.get_logger(__name__)
 
@@ -120,6 +120,14 @@ class _Work:
     source: str
     tracker: OffsetTracker | None = None
     token: int = 0
+
+
+class _Postponed(Exception):
+    """A fold given up because the runner is stopping; the event is read again next time."""
+
+
+_BUSY_FIRST_DELAY_S = 0.05
+_BUSY_MAX_DELAY_S = 5.0
 
 
 @dataclass
@@ -221,6 +229,7 @@ class Runner:
                 raise ConfigError(f"source {path} does not exist")
         server = None
         sweeper: asyncio.Task[None] | None = None
+        outbox: asyncio.Task[None] | None = None
         try:
             self.hub.publish_pending()
             self.stats.refolded = await self.hub.recover()
@@ -232,6 +241,8 @@ class Runner:
                     self.settings.api_host,
                     self.settings.api_port,
                     log_level=self.settings.log_level,
+                    hint="choose another port with --api-port or FOLDMEM_API_PORT, "
+                    "or run without the API: --no-api",
                 )
                 server.start()
                 await server.started()
@@ -239,6 +250,8 @@ class Runner:
                 print(f"read API on {server.url} (OpenAPI: {server.url}/docs)", file=self.out)
             if self.settings.sweep_interval > 0 and not self.options.once:
                 sweeper = asyncio.create_task(self._sweep_loop())
+            if not self.options.once:
+                outbox = asyncio.create_task(self._outbox_loop())
             with self._progress_view():
                 readers = [asyncio.create_task(self._read(path)) for path in self.options.sources]
                 readers += [asyncio.create_task(self._read_imap(u)) for u in self.options.urls]
@@ -259,6 +272,11 @@ class Runner:
         finally:
             await self._stop_workers()
             self._save_checkpoints()
+            if outbox is not None:
+                outbox.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await outbox
+            self.hub.publish_pending(wait_s=10.0)
             if self._ledger is not None:
                 self._ledger.close()
             if sweeper is not None:
@@ -306,7 +324,7 @@ class Runner:
         return self.options.tenant or self.settings.default_tenant
 
     async def _read_jsonl(self, path: Path) -> None:
-        from connectors.base import BadItem
+        from connectors.base import BadItem, RefusalTally
         from connectors.jsonl import JsonlSource
 
         key = source_key(path)
@@ -326,11 +344,13 @@ class Runner:
         else:
             items = source.follow(self.settings.poll_interval, self.stop)
         last_end = start
+        tally = RefusalTally(str(path))
         async for item, end in items:
             if end < last_end:  # the file was truncated or replaced: start over
                 tracker.reset(_inode(path))
             last_end = end
             token = tracker.add(end)
+            tally.count(item)
             if isinstance(item, BadItem):
                 self.stats.read += 1
                 self.stats.dead_lettered += 1
@@ -339,9 +359,14 @@ class Runner:
                 self._progress.advance(1)
                 continue
             await self._dispatch(_Work(item, str(path), tracker, token))
+        if self.options.once and start == 0 and tally.refused:
+            # each line was reported (offsets move line by line); say that the file as a whole
+            # is not an event stream
+            summary = tally.summary()
+            self.deadletter.write(str(path), summary.location, summary.reason)
 
     async def _read_other(self, path: Path, kind: str | None) -> None:
-        from connectors.base import BadItem
+        from connectors.base import BadItem, refusing_whole_files
         from stream_app.ingest import open_ref, ref_key
 
         seen_mtime: float | None = None
@@ -351,7 +376,8 @@ class Runner:
                 seen_mtime = mtime
                 source = open_ref(path, self._tenant(), kind, self.settings)
                 log.info("source_opened", source=str(path), kind=getattr(source, "kind", kind))
-                for count, item in enumerate(source.read(), start=1):
+                items = refusing_whole_files(str(path), source.read())
+                for count, item in enumerate(items, start=1):
                     if isinstance(item, BadItem):
                         self._bad_item(ref_key(path), str(path), item)
                     else:
@@ -367,15 +393,18 @@ class Runner:
 
     def _bad_item(self, key: str, source: str, item: Any) -> None:
         """Dead-letter a bad item once per data dir (a re-read file does not repeat it)."""
-        self.stats.read += 1
-        self._progress.advance(1)
+        self.stats.read += item.items
+        self._progress.advance(item.items)
+        self._report_once(source, item.location, item.reason, key)
+
+    def _report_once(self, source: str, location: str, reason: str, key: str = "") -> None:
         if self._ledger is None:
             from stream_app.ingest import Ledger
 
             self._ledger = Ledger(self.settings.ingest_db_path)
-        if self._ledger.first_report(key, item.location, item.reason):
+        if self._ledger.first_report(key or source, location, reason):
             self.stats.dead_lettered += 1
-            self.deadletter.write(source, item.location, item.reason)
+            self.deadletter.write(source, location, reason)
         else:
             self.stats.known_bad += 1
 
@@ -455,7 +484,11 @@ class Runner:
             return [Checkpoint(tracker.key, tracker.safe_if_done(token), tracker.inode)]
 
         try:
-            result = await self.hub.fold(work.event, checkpoints)
+            result = await self._fold_retrying(work, checkpoints)
+        except _Postponed:  # stopping while another process held the tenant: read it again
+            return  # at the next start (the offset does not pass it)
+        except InvalidEventError as exc:  # refused at admission (a time too far ahead)
+            self._report_once(work.source, f"event {work.event.id}", exc.reason)
         except FoldmemError as exc:
             self.stats.failed += 1
             self.deadletter.write(work.source, f"event {work.event.id}", str(exc), "fold_failed")
@@ -479,10 +512,31 @@ class Runner:
                     ops=result.ops,
                     ms=round(result.fold_seconds * 1000, 2),
                 )
-        finally:
-            if tracker is not None:
-                tracker.done(token)
-            self._progress.advance(1)
+        if tracker is not None:
+            tracker.done(token)
+        self._progress.advance(1)
+
+    async def _fold_retrying(self, work: _Work, checkpoints: Callable[[], list[Checkpoint]]) -> Any:
+        """hub.fold, tried again (with backoff) while another process holds or just changed the
+        tenant: a conflict is transient and never a reason to dead-letter an event."""
+        delay = _BUSY_FIRST_DELAY_S
+        while True:
+            try:
+                return await self.hub.fold(work.event, checkpoints)
+            except TransientStoreError as exc:
+                if self.stop.is_set():
+                    log.info("fold_postponed", tenant=work.event.tenant, event_id=work.event.id)
+                    raise _Postponed from exc
+                log.info(
+                    "fold_retry_busy",
+                    tenant=work.event.tenant,
+                    event_id=work.event.id,
+                    error=str(exc),
+                    delay=round(delay, 2),
+                )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stop.wait(), timeout=delay)
+                delay = min(delay * 2, _BUSY_MAX_DELAY_S)
 
     async def _stop_workers(self, grace: float = 30.0) -> None:
         """Let the folds in flight finish (up to `grace` seconds), then stop the workers."""
@@ -499,6 +553,14 @@ class Runner:
             self.hub.store.save_checkpoints(
                 Checkpoint(t.key, t.safe, t.inode) for t in self._trackers
             )
+
+    async def _outbox_loop(self, every_s: float = 1.0) -> None:
+        """Publish intent messages another process (``foldmem ingest``, ``foldmem serve``)
+        committed to this data dir's outbox, as this runner's own."""
+        while not self.stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stop.wait(), timeout=every_s)
+            self.hub.publish_pending()
 
     async def _sweep_loop(self) -> None:
         while not self.stop.is_set():

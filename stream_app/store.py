@@ -77,7 +77,12 @@ CREATE TABLE IF NOT EXISTS source_checkpoints (
 """
 
 
-class StaleTenantError(StoreError):
+class TransientStoreError(StoreError):
+    """Another process holds or just changed the tenant: try again; never a reason to drop
+    an event."""
+
+
+class StaleTenantError(TransientStoreError):
     """Another process changed the tenant since this one loaded it: reload, then retry."""
 
 

@@ -25,11 +25,15 @@ def serving(handler: type[BaseHTTPRequestHandler], path: str) -> Iterator[str]:
 
 
 class WebhookReceiver:
-    """Answers 503 to the first `fail_first` requests and 400 to the message ids in `refuse`;
-    records what it accepted as (message id, body, signature)."""
+    """Answers `fail_status` (503) to the first `fail_first` requests and 400 to the message
+    ids in `refuse`; records what it accepted as (message id, body, signature). `recover()`
+    ends a failure run at once."""
 
-    def __init__(self, fail_first: int = 0, refuse: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, fail_first: int = 0, refuse: frozenset[str] = frozenset(), fail_status: int = 503
+    ) -> None:
         self.fail_first = fail_first
+        self.fail_status = fail_status
         self.refuse = refuse
         self.requests = 0
         self.delivered: list[tuple[str, bytes, str]] = []
@@ -43,11 +47,15 @@ class WebhookReceiver:
         with self.lock:
             self.requests += 1
             if self.requests <= self.fail_first:
-                return 503
+                return self.fail_status
             if message_id in self.refuse:
                 return 400
             self.delivered.append((message_id, body, signature))
             return 204
+
+    def recover(self) -> None:
+        with self.lock:
+            self.fail_first = self.requests
 
 
 @contextmanager

@@ -8,7 +8,9 @@
    event always ends folded.
 
 Time is the stream clock: the latest event time seen by the tenant (events may arrive out of
-order), so replaying a stream reproduces the same graph.
+order), so replaying a stream reproduces the same graph. An event dated after it arrived (a
+meeting planned for next month, stamped ``received_at`` by the runtime's edge) moves the clock
+only to its arrival: "now" is never in the future.
 """
 
 from __future__ import annotations
@@ -151,7 +153,8 @@ class FoldEngine:
             if current is None:
                 raise NotFoundError(f"tenant {memory.tenant!r} has no events yet")
             return current
-        return event.ts if current is None or event.ts > current else current
+        when = event.ts if event.received_at is None else min(event.ts, event.received_at)
+        return when if current is None or when > current else current
 
     # ----------------------------------------------------------------- ingest
     def ingest(self, memory: TenantMemory, event: RawEvent) -> IngestResult:

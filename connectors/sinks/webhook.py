@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import hmac
 import random
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -34,6 +36,16 @@ def verify_signature(body: bytes, header: str, secret: str) -> bool:
     if not header or not header.startswith("sha256="):
         return False
     return hmac.compare_digest(sign(body, secret), header.strip())
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One delivery attempt: delivered, or why not and whether trying again can help."""
+
+    ok: bool
+    retryable: bool
+    reason: str
+    retry_after: float | None = None  # the receiver's Retry-After, in seconds
 
 
 class WebhookSink:
@@ -78,7 +90,8 @@ class WebhookSink:
             self._client = httpx.AsyncClient(timeout=self.timeout)
         return self._client
 
-    async def add(self, message: IntentMessage) -> None:
+    async def attempt(self, message: IntentMessage) -> Attempt:
+        """One signed POST of the message, and what became of it (no retry, no dead letter)."""
         body = message_body(message)
         headers = {
             "Content-Type": "application/json",
@@ -86,33 +99,39 @@ class WebhookSink:
             MESSAGE_ID_HEADER: message.message_id,
             "User-Agent": "foldmem-webhook/1",
         }
-        reason = ""
-        for attempt in range(1, self.max_attempts + 1):
-            retry_after: float | None = None
-            try:
-                response = await self.client.post(self.url, content=body, headers=headers)
-            except httpx.TransportError as exc:
-                reason = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.is_success:
-                    self.delivered += 1
-                    log.debug("webhook_delivered", message_id=message.message_id, attempt=attempt)
-                    return
-                reason = f"HTTP {response.status_code}"
-                if response.status_code not in _RETRY_STATUSES:
-                    break
-                retry_after = _retry_after(response.headers.get("Retry-After"))
-            if attempt < self.max_attempts:
-                delay = self._delay(attempt, retry_after)
+        try:
+            response = await self.client.post(self.url, content=body, headers=headers)
+        except httpx.TransportError as exc:
+            return Attempt(False, True, f"{type(exc).__name__}: {exc}")
+        if response.is_success:
+            return Attempt(True, False, f"HTTP {response.status_code}")
+        return Attempt(
+            False,
+            response.status_code in _RETRY_STATUSES,
+            f"HTTP {response.status_code}",
+            _retry_after(response.headers.get("Retry-After")),
+        )
+
+    async def add(self, message: IntentMessage) -> None:
+        for number in range(1, self.max_attempts + 1):
+            outcome = await self.attempt(message)
+            if outcome.ok:
+                self.delivered += 1
+                log.debug("webhook_delivered", message_id=message.message_id, attempt=number)
+                return
+            if not outcome.retryable:
+                break
+            if number < self.max_attempts:
+                delay = self._delay(number, outcome.retry_after)
                 log.info(
                     "webhook_retry",
                     message_id=message.message_id,
-                    attempt=attempt,
-                    reason=reason,
+                    attempt=number,
+                    reason=outcome.reason,
                     delay=round(delay, 3),
                 )
                 await asyncio.sleep(delay)
-        await self._dead_letter(message, reason, attempt)
+        await self._dead_letter(message, outcome.reason, number)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         base = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
@@ -123,22 +142,15 @@ class WebhookSink:
 
     async def _dead_letter(self, message: IntentMessage, reason: str, attempts: int) -> None:
         self.dead_lettered += 1
-        log.warning(
-            "webhook_dead_letter", message_id=message.message_id, reason=reason, attempts=attempts
-        )
-        if self.dead_letter_path is None:
-            return
-        record = {
-            "message_id": message.message_id,
-            "url": self.url,
-            "reason": reason,
-            "attempts": attempts,
-            "failed_at": datetime.now(UTC).isoformat(),
-            "message": orjson.loads(message_body(message)),
-        }
-        self.dead_letter_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.dead_letter_path.open("ab") as fh:
-            fh.write(orjson.dumps(record) + b"\n")
+        if self.dead_letter_path is not None:
+            write_dead_letter(self.dead_letter_path, self.url, message, reason, attempts)
+        else:
+            log.warning(
+                "webhook_dead_letter",
+                message_id=message.message_id,
+                reason=reason,
+                attempts=attempts,
+            )
 
     async def flush(self) -> None:
         return None
@@ -161,3 +173,24 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def write_dead_letter(
+    path: Path, url: str, message: IntentMessage, reason: str, attempts: int
+) -> None:
+    """Append a message given up on to the webhook dead-letter file (JSON line)."""
+    log.warning(
+        "webhook_dead_letter", message_id=message.message_id, reason=reason, attempts=attempts
+    )
+    record = {
+        "message_id": message.message_id,
+        "url": url,
+        "reason": reason,
+        "attempts": attempts,
+        "failed_at": datetime.now(UTC).isoformat(),
+        "message": orjson.loads(message_body(message)),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("ab") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # a replay may be rewriting the file
+        fh.write(orjson.dumps(record) + b"\n")

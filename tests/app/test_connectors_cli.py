@@ -200,7 +200,7 @@ def receiver() -> Iterator[tuple[str, WebhookReceiver]]:
 
 def run_with_webhook(data_dir: Path, url: str) -> None:
     settings = app_settings(
-        data_dir, webhook_url=url, webhook_secret="whsec", webhook_max_attempts=6
+        data_dir, webhook_url=url, webhook_secret="whsec", webhook_backoff_s=0.05
     )
     hub = build_hub(settings, outputs=default_outputs(settings, io.StringIO()))
     try:

@@ -102,3 +102,23 @@ def test_all_invalid_is_422_and_bad_json_400(live: tuple[httpx.Client, Path]) ->
     bad = client.post("/tenants/bob/events", content=b"{nope", headers=AUTH)
     assert bad.status_code == 400
     assert client.post("/tenants/bob/events", json=[], headers=AUTH).status_code == 422
+
+
+def test_a_tenant_kept_busy_by_another_process_is_503_with_retry_after(data_dir: Path) -> None:
+    from stream_app.interlock import TenantLocks
+
+    settings = app_settings(data_dir, api_token=TOKEN, write_lock_timeout_s=0.3)
+    other = TenantLocks(settings.locks_path)  # another writer: its own lock files' handles
+    with LiveApi(settings) as api, httpx.Client(base_url=api.url, timeout=60) as client:
+        with other.try_hold("bob") as held:
+            assert held
+            busy = client.post("/tenants/bob/events", json=[event(1), event(2)], headers=AUTH)
+        assert busy.status_code == 503 and busy.headers["Retry-After"] == "5"
+        body = busy.json()
+        assert (body["accepted"], body["rejected"], body["unavailable"]) == (0, 0, 2)
+        assert {r["status"] for r in body["results"]} == {"unavailable"}
+        assert {r["code"] for r in body["results"]} == {503}
+        assert not (data_dir / "deadletter.jsonl").exists()  # nothing invalid about them
+        again = client.post("/tenants/bob/events", json=[event(1), event(2)], headers=AUTH)
+        assert again.status_code == 200
+        assert [r["status"] for r in again.json()["results"]] == ["folded", "folded"]

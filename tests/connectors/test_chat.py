@@ -186,3 +186,42 @@ def test_whatsapp_text_before_the_first_message_is_one_bad_item(tmp_path: Path) 
     events, bads = split(WhatsAppSource(path, "alice").read())
     assert [e.body for e in events] == ["hi"]
     assert [b.location for b in bads] == ["WhatsApp Chat with Bob.txt:lines 1-2"]
+
+
+def test_chat_jsonl_accepts_the_common_spellings_of_each_field(tmp_path: Path) -> None:
+    from connectors.detect import detect_kind
+
+    lines = [
+        '{"from": "Bob", "message": "Dinner at eight?", "timestamp": "2024-01-22T19:00:00Z", '
+        '"room": "family"}',
+        '{"sender": "Ann", "content": "Yes, I will bring dessert.", "time": 1705950060, '
+        '"conversation": "family"}',
+        '{"author": "Cem", "body": "Count me in.", "date": "2024-01-22T19:02:00+00:00", '
+        '"channel": "family"}',
+        '{"from": {"name": "Dora", "id": "u4"}, "text": "On my way", "ts": "2024-01-22T19:03:00Z"}',
+    ]
+    path = tmp_path / "export.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert detect_kind(path) == "chat-jsonl"
+    events, bads = split(ChatJsonlSource(path, "alice").read())
+    assert bads == []
+    assert [e.participants for e in events] == [["Bob"], ["Ann"], ["Cem"], ["Dora"]]
+    assert [e.body for e in events] == [
+        "Dinner at eight?",
+        "Yes, I will bring dessert.",
+        "Count me in.",
+        "On my way",
+    ]
+    assert events[1].ts == datetime(2024, 1, 22, 19, 1, tzinfo=UTC)
+    assert [e.attrs["channel"] for e in events] == ["family", "family", "family", "export"]
+    assert events[0].title == "Bob in family"
+    # the spellings are consumed, not repeated in attrs
+    assert not {"from", "message", "timestamp", "room"} & set(events[0].attrs)
+
+
+def test_a_chat_line_without_a_sender_names_the_accepted_spellings(tmp_path: Path) -> None:
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"channel": "c", "ts": "2024-01-22T19:00:00Z", "text": "hi"}\n')
+    _, bads = split(ChatJsonlSource(path, "alice").read())
+    assert len(bads) == 1
+    assert "sender" in bads[0].reason and "from" in bads[0].reason and "author" in bads[0].reason

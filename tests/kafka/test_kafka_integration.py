@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import defaultdict
+from datetime import UTC, datetime
 
 import httpx
 import orjson
@@ -50,6 +51,10 @@ async def test_events_to_intents_api_and_deadletter(cluster: Cluster) -> None:
     bad.append((b"alice", b"not json at all"))
     wrong_key = events[0].model_copy(update={"id": "wrong-key-1"})
     bad.append((b"someone-else", wrong_key.model_dump_json().encode()))
+    far_future = events[0].model_copy(
+        update={"id": "far-future-1", "ts": datetime(9999, 12, 31, tzinfo=UTC)}
+    )
+    bad.append((far_future.tenant.encode(), far_future.model_dump_json().encode()))
     await cluster.produce(messages(events) + bad)
 
     wait_for(worker.ready, START_TIMEOUT, "worker ready", [worker])
@@ -95,6 +100,7 @@ async def test_events_to_intents_api_and_deadletter(cluster: Cluster) -> None:
         assert int(headers["source_partition"]) >= 0 and int(headers["source_offset"]) >= 0
     reasons = " | ".join(dict(r.headers)["reason"].decode() for r in dead)
     assert "timezone-aware" in reasons and "key" in reasons
+    assert "FOLDMEM_MAX_FUTURE_DAYS" in reasons  # refused: it would move the stream clock
 
     # state: every changelog record sits on its tenant's partition; the state equals an
     # uninterrupted in-process fold of the same streams

@@ -1,9 +1,14 @@
 """LLM extraction of facts and identity items (DCPM System 1 step ii, when an LLM is configured).
 
-One call per event through ``topologies.llm``'s client (its JSON ladder, retries and breaker);
-the reply is validated by :class:`ExtractionReply` and mapped to the same
-:class:`~topologies.facts.extract.ExtractedItem` the deterministic rules produce, so the
-reconciler treats both alike. Any failure returns None and the deterministic rules run instead.
+One call per event through ``topologies.llm``'s client (its JSON ladder and retries), behind
+the LLM planner's circuit breaker and usage ledger: with the breaker open or the tenant's
+daily token budget spent no call is made; a failed call counts as a breaker failure; every
+call's tokens are booked (``facts_*`` outcomes). The reply is validated by
+:class:`ExtractionReply` and mapped to the same :class:`~topologies.facts.extract.ExtractedItem`
+the deterministic rules produce, so the reconciler treats both alike. A reply that is not a
+JSON object with an ``items`` list (no JSON, ``<think>`` blocks only, another shape) is not an
+answer: like any failure it returns None and the deterministic rules run instead. Only
+``{"items": []}`` means "nothing worth remembering".
 """
 
 from __future__ import annotations
@@ -14,9 +19,12 @@ from typing import Any, Literal
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from schemas.errors import LLMError
 from schemas.events import RawEvent
 from topologies.facts.extract import ExtractedItem, normalise
+from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import JsonCompleter
+from topologies.llm.usage import EventUsage, UsageLedger
 
 log = structlog.get_logger(__name__)
 
@@ -48,7 +56,7 @@ class ExtractedItemModel(BaseModel):
 class ExtractionReply(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    items: list[ExtractedItemModel] = Field(default_factory=list, max_length=8)
+    items: list[ExtractedItemModel] = Field(max_length=8)  # required: {} is not an answer
 
 
 _PREFIX = {"identity": "identity", "stance": "stance", "attribute": "attr"}
@@ -71,11 +79,21 @@ def to_item(model: ExtractedItemModel) -> ExtractedItem:
 
 
 class LLMExtractor:
-    """``FactStep``'s optional extractor: ``FactStep(embedder, extractor=LLMExtractor(client))``."""
+    """``FactStep``'s optional extractor: ``FactStep(embedder, extractor=LLMExtractor(client))``;
+    pass the planner's ``breaker`` and ``ledger`` so both LLM tasks share them."""
 
-    def __init__(self, client: JsonCompleter, max_chars: int = 6000) -> None:
+    def __init__(
+        self,
+        client: JsonCompleter,
+        max_chars: int = 6000,
+        *,
+        breaker: CircuitBreaker | None = None,
+        ledger: UsageLedger | None = None,
+    ) -> None:
         self.client = client
         self.max_chars = max_chars
+        self.breaker = breaker
+        self.ledger = ledger
 
     def messages(self, event: RawEvent) -> list[dict[str, str]]:
         body = {
@@ -90,29 +108,75 @@ class LLMExtractor:
         ]
 
     async def extract(self, event: RawEvent) -> list[ExtractedItem] | None:
-        reply = await self.client.complete_json(
-            self.messages(event),
-            "memory_items",
-            ExtractionReply.model_json_schema(),
-            log_ctx={"tenant": event.tenant, "event_id": event.id},
-        )
-        data = getattr(reply, "data", reply)
-        try:
-            parsed = ExtractionReply.model_validate(data)
-        except ValidationError as exc:
-            log.info("fact_extraction_invalid", event_id=event.id, error=str(exc)[:200])
+        """The model's items, or None (use the rules): breaker open, budget spent, call failed
+        or reply unusable."""
+        usage = EventUsage(tenant=event.tenant, event_id=event.id, outcome="facts_skipped")
+        if (self.ledger is not None and self.ledger.over_budget(event.tenant)) or (
+            self.breaker is not None and not self.breaker.allow()
+        ):
+            self._book(usage)
             return None
-        return [to_item(m) for m in parsed.items]
+        try:
+            reply = await self.client.complete_json(
+                self.messages(event),
+                "memory_items",
+                ExtractionReply.model_json_schema(),
+                log_ctx={"tenant": event.tenant, "event_id": event.id},
+            )
+        except LLMError as exc:
+            if self.breaker is not None:
+                self.breaker.record_failure()
+            usage.outcome = "facts_error"
+            usage.extra["error"] = str(exc)[:300]
+            self._book(usage)
+            raise
+        except BaseException:
+            if self.breaker is not None:
+                self.breaker.release()
+            raise
+        if self.breaker is not None:
+            self.breaker.record_success()
+        usage.calls = 1
+        usage.tokens_in = int(getattr(reply, "tokens_in", 0))
+        usage.tokens_out = int(getattr(reply, "tokens_out", 0))
+        if getattr(reply, "estimated", False):
+            usage.extra["estimated_calls"] = 1
+        items = self._parse(event, reply)
+        usage.outcome = "facts_invalid" if items is None else "facts_llm"
+        self._book(usage)
+        return items
+
+    def _parse(self, event: RawEvent, reply: Any) -> list[ExtractedItem] | None:
+        error = getattr(reply, "error", None)
+        data = getattr(reply, "data", reply)
+        if error is None:
+            try:
+                parsed = ExtractionReply.model_validate(data)
+            except ValidationError as exc:
+                error = str(exc).splitlines()[0]
+            else:
+                return [to_item(m) for m in parsed.items]
+        log.info("fact_extraction_invalid", tenant=event.tenant, event_id=event.id,
+                 error=str(error)[:200])  # fmt: skip
+        return None
+
+    def _book(self, usage: EventUsage) -> None:
+        if self.ledger is not None:
+            self.ledger.record(usage)
 
 
 def attach_llm_steps(engine: Any) -> bool:
-    """Give the engine's fact step the LLM planner's client, when the planner has one: the
-    model extracts the items and decides how each revises the current beliefs."""
+    """Give the engine's fact step the LLM planner's client, breaker and usage ledger, when the
+    planner has a client: the model extracts the items and decides how each revises the
+    current beliefs."""
     from topologies.facts.llm_reconcile import LLMReconciler
 
-    client = getattr(engine.planner, "client", None)
+    planner = engine.planner
+    client = getattr(planner, "client", None)
     if client is None or not hasattr(client, "complete_json"):
         return False
-    engine.facts.extractor = LLMExtractor(client)
+    engine.facts.extractor = LLMExtractor(
+        client, breaker=getattr(planner, "breaker", None), ledger=getattr(planner, "ledger", None)
+    )
     engine.facts.judge = LLMReconciler(client)
     return True

@@ -43,6 +43,12 @@ class Counters:
     skipped_duplicate: int = 0  # near-duplicate event: reinforcement without a call
     skipped_breaker: int = 0  # breaker open -> heuristic without a call
     skipped_budget: int = 0  # daily budget spent -> heuristic without a call
+    # fact extraction (topologies.facts.llm_extract), one call per event beside the plan's;
+    # its calls and tokens are in the totals above, it does not count as a planned event
+    facts_llm: int = 0  # items from the model
+    facts_invalid: int = 0  # unusable reply -> rule-based extraction
+    facts_error: int = 0  # call failed -> rule-based extraction (breaker failure)
+    facts_skipped: int = 0  # breaker open or budget spent -> rules, without a call
 
     @property
     def tokens(self) -> int:
@@ -62,6 +68,7 @@ OUTCOMES = (
     "skipped_breaker",
     "skipped_budget",
 )
+FACT_OUTCOMES = ("facts_llm", "facts_invalid", "facts_error", "facts_skipped")
 
 
 @dataclass
@@ -116,13 +123,14 @@ class UsageLedger:
 
     # -------------------------------------------------------------- recording
     def record(self, usage: EventUsage) -> None:
-        """Book one planned event (its calls and tokens, and how it was planned)."""
-        if usage.outcome not in OUTCOMES:
+        """Book one planned event (its calls and tokens, and how it was planned), or one fact
+        extraction (``FACT_OUTCOMES``: calls and tokens, not an event)."""
+        if usage.outcome not in OUTCOMES and usage.outcome not in FACT_OUTCOMES:
             raise ValueError(f"unknown outcome {usage.outcome!r}")
         day = usage.day or self.today()
         usage.day = day
         delta = Counters(
-            events=1,
+            events=1 if usage.outcome in OUTCOMES else 0,
             calls=usage.calls,
             tokens_in=usage.tokens_in,
             tokens_out=usage.tokens_out,

@@ -1,0 +1,67 @@
+"""The ingest checkpoint records only what was folded: a source with an event that failed is
+read again by the next run (not skipped as "unchanged")."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from schemas.errors import StoreError
+from schemas.events import RawEvent
+from stream_app.factory import build_hub
+from stream_app.ingest import EmbeddedTarget, Importer, Ledger
+from stream_app.runner import DeadLetter
+from stream_app.store import Store
+from tests.app.conftest import app_settings, make_stream, write_jsonl
+
+
+class FailingOnce:
+    """A hub whose store fails the first time one event is written (a full disk, say)."""
+
+    def __init__(self, hub: Any, event_id: str) -> None:
+        self.hub = hub
+        self.event_id = event_id
+        self.failed = False
+
+    async def fold(self, event: RawEvent) -> Any:
+        if event.id == self.event_id and not self.failed:
+            self.failed = True
+            raise StoreError("writing to foldmem.db failed: database or disk is full")
+        return await self.hub.fold(event)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.hub, name)
+
+
+async def ingest(data_dir: Path, source: Path, failing: str | None = None) -> str:
+    settings = app_settings(data_dir)
+    hub = build_hub(settings, outputs=[])
+    ledger = Ledger(settings.ingest_db_path)
+    err = io.StringIO()
+    try:
+        target = EmbeddedTarget(
+            FailingOnce(hub, failing) if failing else hub, DeadLetter(settings.deadletter_path)
+        )
+        importer = Importer(
+            settings, target, ledger, target_name=target.name, progress=False, err=err
+        )
+        stats = await importer.run([source])
+    finally:
+        ledger.close()
+        hub.store.close()
+    return stats.line() + "\n" + err.getvalue()
+
+
+async def test_a_source_with_an_event_that_failed_is_read_again(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    source = write_jsonl(tmp_path / "s.jsonl", make_stream(6))
+    first = await ingest(data_dir, source, failing="alice-ev-00003")
+    assert "sent 6, folded 5" in first
+    second = await ingest(data_dir, source)
+    assert "unchanged" not in second
+    assert "sent 1, folded 1" in second and "already sent 5" in second
+    with Store(data_dir / "foldmem.db", readonly=True) as store:
+        assert store.counts("alice")["events"] == {"folded": 6}
+    third = await ingest(data_dir, source)
+    assert "unchanged since its last complete import" in third
