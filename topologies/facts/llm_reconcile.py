@@ -2,10 +2,15 @@
 
 Task ``reconcile_fact`` (:mod:`topologies.llm.prompts.reconcile_fact`) through any
 :class:`~topologies.llm.completer.JsonCompleter` (the LLM planner's client: its JSON ladder,
-retries). ``FactStep.prepare`` asks before the fold transaction, only for items that have
-candidates; :meth:`LLMReconciler.decide` returns None when the model is down, answers
-invalidly or names a candidate that was not shown, and the heuristic rules
-(:func:`topologies.facts.reconcile.decide`) decide that item instead.
+retries), behind the planner's circuit breaker and usage ledger (``reconcile_*`` outcomes,
+:class:`~topologies.llm.guard.CallGuard`). ``FactStep.prepare`` asks before the fold
+transaction, only for items that have candidates. Each ask is a model call beside the plan's,
+so it is kept rare: only an item where a revision is at stake (it says something changed, it
+sets the same keyed attribute as a candidate, or a candidate says nearly the same) is asked
+about, and at most ``calls_per_event`` items per event. :meth:`LLMReconciler.decide` returns
+None when it does not ask, the model is down, answers invalidly or names a candidate that was
+not shown, and the heuristic rules (:func:`topologies.facts.reconcile.decide`) decide that
+item instead.
 """
 
 from __future__ import annotations
@@ -14,9 +19,13 @@ from datetime import datetime
 
 import structlog
 
+from schemas.errors import LLMError
 from topologies.facts.extract import ExtractedItem
 from topologies.facts.reconcile import Candidate, Decision
+from topologies.facts.slots import cue_of
+from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import JsonCompleter
+from topologies.llm.guard import CallGuard
 from topologies.llm.prompts.reconcile_fact import (
     MAX_CANDIDATES,
     TASK,
@@ -25,6 +34,7 @@ from topologies.llm.prompts.reconcile_fact import (
     parse_reply,
     schema,
 )
+from topologies.llm.usage import UsageLedger
 
 log = structlog.get_logger(__name__)
 
@@ -35,12 +45,46 @@ def speaker_name(author: str) -> str:
     return author or "the user"
 
 
-class LLMReconciler:
-    """``FactStep``'s optional judge: ``FactStep(embedder, judge=LLMReconciler(client))``."""
+def at_stake(item: ExtractedItem, found: list[Candidate], similar: float) -> bool:
+    """Could the item revise or repeat one of these beliefs? It says something changed or how
+    things are now, sets the same keyed attribute as a candidate, or a candidate says nearly
+    the same."""
+    if item.revision or cue_of(item.text) > 0:
+        return True
+    if item.key and any(c.head.attrs.get("key") == item.key for c in found):
+        return True
+    return any(c.similarity >= similar for c in found)
 
-    def __init__(self, client: JsonCompleter, max_candidates: int = MAX_CANDIDATES) -> None:
+
+class LLMReconciler:
+    """``FactStep``'s optional judge: ``FactStep(embedder, judge=LLMReconciler(client))``;
+    pass the planner's ``breaker`` and ``ledger`` so every LLM task shares them."""
+
+    def __init__(
+        self,
+        client: JsonCompleter,
+        max_candidates: int = MAX_CANDIDATES,
+        *,
+        breaker: CircuitBreaker | None = None,
+        ledger: UsageLedger | None = None,
+        calls_per_event: int = 1,
+        similar: float = 0.6,
+    ) -> None:
         self.client = client
         self.max_candidates = max_candidates
+        self.guard = CallGuard("reconcile", breaker, ledger)
+        self.calls_per_event = calls_per_event
+        self.similar = similar
+        self._asked: tuple[str, str, int] = ("", "", 0)  # (tenant, event id, calls so far)
+
+    def _may_ask(self, tenant: str, event_id: str) -> bool:
+        asked_tenant, asked_event, calls = self._asked
+        if (asked_tenant, asked_event) != (tenant, event_id):
+            calls = 0
+        if calls >= self.calls_per_event:
+            return False
+        self._asked = (tenant, event_id, calls + 1)
+        return True
 
     async def decide(
         self,
@@ -52,7 +96,10 @@ class LLMReconciler:
     ) -> Decision | None:
         """The model's decision for one item, or None (then the heuristic decides)."""
         shown = found[: self.max_candidates]
-        if not shown:
+        if not shown or not at_stake(item, shown, self.similar):
+            return None
+        tenant, event_id = log_ctx.get("tenant", ""), log_ctx.get("event_id", "")
+        if not self._may_ask(tenant, event_id):
             return None
         candidates = [
             Statement(
@@ -63,12 +110,25 @@ class LLMReconciler:
             for c in shown
         ]
         messages = build_messages(Statement(item.text, speaker_name(author), when), candidates)
-        reply = await self.client.complete_json(messages, TASK, schema(), log_ctx=log_ctx)
+        try:
+            guarded = await self.guard.call(
+                tenant,
+                event_id,
+                lambda: self.client.complete_json(messages, TASK, schema(), log_ctx=log_ctx),
+            )
+        except LLMError as exc:
+            log.info("fact_reconcile_failed", error=str(exc)[:200], **log_ctx)
+            return None
+        if guarded is None:
+            return None
+        reply, usage = guarded
         try:
             parsed = parse_reply(getattr(reply, "data", reply), len(shown))
         except ValueError as exc:
+            self.guard.book(usage, False)
             log.info("fact_reconcile_invalid", error=str(exc)[:200], **log_ctx)
             return None
+        self.guard.book(usage, True)
         target = shown[parsed.target] if parsed.target is not None else None
         return Decision(
             _OPS[parsed.op],  # type: ignore[arg-type]
