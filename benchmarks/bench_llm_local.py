@@ -39,6 +39,7 @@ import base64
 import hashlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -539,6 +540,7 @@ def main(argv: list[str] | None = None) -> None:
     scenarios = [json.loads(path.read_text()) for path in files]
     embedder.warm([e.text for s in scenarios for e in scenario_events(s)[: args.limit]])
     load_start = os.getloadavg()[0]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on the way out
     server = None
     base_url = args.base_url
     if base_url is None:

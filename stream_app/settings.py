@@ -92,6 +92,7 @@ class Settings(BaseSettings):
     # facts from the plan's call (plan), a call of their own (call), or the rules (rules)
     llm_facts: Literal["plan", "call", "rules"] = "plan"
     llm_reconcile_calls: int = Field(default=1, ge=0, le=16)  # belief decisions per event
+    llm_rule_structure: bool = True  # add the heuristic's dates and event links to a plan
     llm_near_duplicate: float = Field(default=0.97, gt=0, le=1)
 
     # --- logging

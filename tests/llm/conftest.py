@@ -20,6 +20,8 @@ from topologies.planner import PlanRequest
 FAST = {
     "model": "fake-model",
     "api_key": "sk-test",
+    "rule_structure": False,  # the recording heuristic counts fallbacks only (see
+    # test_small_model_replies for the heuristic's dates and links in a model's plan)
     "server": "hosted",  # the loopback fake stands for a hosted API (tests of local servers
     # set server="llamacpp": one request at a time, streamed, no retry of a timeout)
     "timeout_s": 5.0,  # generous: a loaded CI machine must not turn replies into timeouts

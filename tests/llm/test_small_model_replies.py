@@ -237,3 +237,23 @@ async def test_a_concept_rename_beyond_the_bound_is_dropped_but_the_plan_kept(
     assert concepts(rig) == ["Flux tariffs"]  # reinforced, not renamed
     usage = last_usage(rig)
     assert usage.outcome == "llm" and "plan bound" in usage.extra["dropped"][0]
+
+
+async def test_the_heuristics_dates_and_event_links_join_the_models_plan(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: Any
+) -> None:
+    from topologies.config import EngineConfig
+    from topologies.heuristic_planner import HeuristicPlanner
+
+    rig = make_rig(rule_structure=True)
+    rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
+    rig.fake.push(Reply(content=json.dumps({"notes": "demo", "concept": "Client demo",
+                                            "facts": [], "ops": []})))  # fmt: skip
+    await fold(rig, make_event("Demo prep", "Client demo with Kessler on Monday 23 November"))
+    graph = rig.memory().graph
+    times = list(graph.nodes(NodeKind.TIME))
+    assert times and "2026-11-23" in times[0].title  # the heuristic's date
+    event = event_node_id("alice", "ev-0001")
+    assert graph.edge(times[0].id, event, EdgeKind.DEADLINE_FOR) is not None
+    assert concepts(rig) == ["Client demo"]  # the model's concept, not the heuristic's
+    assert last_usage(rig).extra["rule_ops"] == 2

@@ -100,6 +100,9 @@ class LLMConfig(BaseModel):
     # where the facts layer gets its items: the plan's FACT nodes (no extra call), a call of
     # its own per event, or the deterministic rules
     facts: FactSource = "plan"
+    # add the heuristic planner's dates and event links (TIME nodes, entity links between
+    # events) to the model's plan: rules find those well and at no cost
+    rule_structure: bool = True
     # model calls per event for fact reconciliation (only items that may revise a belief)
     reconcile_calls: int = Field(default=1, ge=0)
     # untrusted input: an INTENT proposed by the model needs TRIGGERS from this many concepts

@@ -37,7 +37,14 @@ from topologies.llm.client import CapabilityMemory, LLMClient, LLMReply
 from topologies.llm.config import LLMConfig
 from topologies.llm.jsontext import complete_ops_prefix
 from topologies.llm.prompts import plan_update, repair
-from topologies.llm.reply_plan import BOUND, Converted, convert, drop_op, fact_ops
+from topologies.llm.reply_plan import (
+    BOUND,
+    Converted,
+    convert,
+    drop_op,
+    fact_ops,
+    rule_structure,
+)
 from topologies.llm.usage import EventUsage, UsageLedger
 from topologies.memory import TenantMemory
 from topologies.plan_bounds import PlanBounds
@@ -206,6 +213,7 @@ class LLMPlanner:
             return None
         usage.outcome = "llm" if rounds == 0 else "repaired"
         plan = self._send_facts(request, checked.plan, usage)
+        plan = await self._with_rule_structure(request, plan, usage)
         log.info(
             "llm_planned",
             ops=len(plan.ops),
@@ -339,6 +347,34 @@ class LLMPlanner:
         self.fact_sink.put(request.event.tenant, request.event.id, statements)
         usage.extra["facts"] = len(statements)
         return rest
+
+    async def _with_rule_structure(
+        self, request: PlanRequest, plan: UpdatePlan, usage: EventUsage
+    ) -> UpdatePlan:
+        """The model's plan plus the heuristic planner's dates and event links (no call)."""
+        if not self.config.rule_structure or self.heuristic is None:
+            return plan
+        graph = request.memory.graph
+
+        def kind_of(node_id: str) -> NodeKind | None:
+            node = graph.get(graph.resolve(node_id))
+            return None if node is None else node.kind
+
+        extra = rule_structure(await self.heuristic.plan(request), kind_of)
+        have = {(op.src, op.dst, op.kind) for op in plan.ops if isinstance(op, AddEdge)}
+        extra = [op for op in extra if not isinstance(op, AddEdge) or (op.src, op.dst, op.kind)
+                 not in have]  # fmt: skip
+        if not extra:
+            return plan
+        merged = plan.model_copy(update={"ops": [*plan.ops, *extra]})
+        try:
+            self._validate(request, merged)
+        except PlanRejectedError as exc:
+            log.info("llm_rule_structure_skipped", error=str(exc)[:200],
+                     tenant=request.event.tenant, event_id=request.event.id)  # fmt: skip
+            return plan
+        usage.extra["rule_ops"] = len(extra)
+        return merged
 
     # ------------------------------------------------------------------ names
     def _checked_names(

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from functools import cache
@@ -535,3 +536,31 @@ def fact_ops(plan: UpdatePlan) -> tuple[UpdatePlan, list[AddNode]]:
         and not (isinstance(op, AddEdge) and ({op.src, op.dst} & refs))
     ]
     return plan.model_copy(update={"ops": kept}), facts
+
+
+def rule_structure(
+    heuristic: UpdatePlan, kind_of: Callable[[str], NodeKind | None]
+) -> list[PlanOp]:
+    """The heuristic plan's dates and event links, to add to the model's plan: its new TIME
+    nodes and the edges among events and those TIME nodes (entity links, DEADLINE_FOR to an
+    event). Nothing that names a concept, a fact or an intent: those are the model's to
+    decide. Refs are renamed ``h1``, ``h2``, ... (the model's are ``n1``, ...)."""
+    refs: dict[str, str] = {}
+    kinds: dict[str, NodeKind] = {}
+    out: list[PlanOp] = []
+    for op in heuristic.ops:
+        if isinstance(op, AddNode) and op.kind == NodeKind.TIME:
+            refs[op.ref] = f"h{len(refs) + 1}"
+            kinds[refs[op.ref]] = op.kind
+            out.append(op.model_copy(update={"ref": refs[op.ref]}))
+    structural = (NodeKind.EVENT, NodeKind.TIME)
+    for op in heuristic.ops:
+        if not isinstance(op, AddEdge):
+            continue
+        src, dst = refs.get(op.src, op.src), refs.get(op.dst, op.dst)
+        src_kind = kinds.get(src) or kind_of(src)
+        dst_kind = kinds.get(dst) or kind_of(dst)
+        if src_kind in structural and dst_kind in structural:
+            out.append(op.model_copy(update={"src": src, "dst": dst}))
+    linked = {n for op in out if isinstance(op, AddEdge) for n in (op.src, op.dst)}
+    return [op for op in out if not isinstance(op, AddNode) or op.ref in linked]
