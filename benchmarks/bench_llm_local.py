@@ -45,6 +45,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,7 @@ from topologies.memory import TenantMemory, event_node_id
 from topologies.planner import PLANNED_BY_KEY
 from topologies.vector_index import use_single_thread
 
+ASK_AGAIN = ("fallback_error", "skipped_breaker")  # a failed call, not the model's answer
 FIGURES = (  # the structural figures shown side by side (all of them are in the JSON)
     "concepts",
     "gold_concepts",
@@ -233,17 +235,19 @@ async def fold_with_model(
     base_url: str,
     work: Path,
     server_pid: int | None,
+    alive: Callable[[], bool],
 ) -> Outcome:
     config = EngineConfig()
     heuristic = HeuristicPlanner(embedder, config)
     cache = ReplayCache(work / f"{tenant}.calls.jsonl")
     results = work / f"{tenant}.events.jsonl"
-    recorded = {}
+    recorded = {}  # the last row of each event; a call that failed is asked again
     if results.exists():
         for line in results.read_text().splitlines():
             if line.strip():
                 row = json.loads(line)
                 recorded[row["event_id"]] = row
+        recorded = {k: r for k, r in recorded.items() if r["outcome"] not in ASK_AGAIN}
     http = httpx.AsyncClient(transport=ReplayTransport(cache))
     planner = LLMPlanner(
         llm_config(args, base_url),
@@ -259,6 +263,8 @@ async def fold_with_model(
     started_cpu, started = cpu_seconds(server_pid), time.perf_counter()
     try:
         for event in events:
+            if not alive():
+                raise SystemExit("the model server stopped: run again to continue")
             misses = cache.misses
             before = dict(folded.memory.meta.get(PLANNED_BY_KEY) or {})
             fold_started = time.perf_counter()
@@ -378,11 +384,12 @@ async def run_scenario(
     base_url: str,
     work: Path,
     server_pid: int | None,
+    alive: Callable[[], bool],
 ) -> ScenarioReport:
     events = scenario_events(scenario)[: args.limit]
     tenant = scenario["scenario"]
     part = {**scenario, "events": scenario["events"][: len(events)]}
-    model = await fold_with_model(tenant, events, embedder, args, base_url, work, server_pid)
+    model = await fold_with_model(tenant, events, embedder, args, base_url, work, server_pid, alive)
     heuristic = await fold_stream(tenant, events, embedder)
     model_scored = score(part, model.folded, embedder)
     heuristic_scored = score(part, heuristic, embedder)
@@ -547,13 +554,14 @@ def main(argv: list[str] | None = None) -> None:
         server = start_server(args, work / "server.log")
         base_url = f"http://127.0.0.1:{args.port}/v1"
     reports = []
+
+    def alive() -> bool:
+        return server is None or server.poll() is None
+
     try:
         for scenario in scenarios:
-            report = asyncio.run(
-                run_scenario(
-                    scenario, embedder, args, base_url, work, server.pid if server else None
-                )
-            )
+            pid = server.pid if server else None
+            report = asyncio.run(run_scenario(scenario, embedder, args, base_url, work, pid, alive))
             reports.append(report)
             embedder.save()
     finally:

@@ -141,3 +141,17 @@ def test_stated_in_needs_the_events_words() -> None:
     words = frozenset(w.lower() for w in EVENT_TEXT.replace(":", " ").replace(".", " ").split())
     assert stated_in("Demo for Kessler moved to Thursday", words)
     assert not stated_in("Tomasz re-ran the flaky test on gh-large-7", words)
+
+
+def test_a_fact_written_twice_is_added_once_with_one_grounding_edge() -> None:
+    fact = "The demo moved to Thursday 23 April"
+    out = convert(
+        {"notes": "x", "concept": "C1", "facts": [fact, "Pizza on Fridays", fact], "ops": []},
+        ids(), "llm", 6, UTC, EVENT_TEXT,
+    )  # fmt: skip
+    facts = [op for op in out.plan.ops if isinstance(op, AddNode) and op.kind == NodeKind.FACT]
+    assert len(facts) == 1
+    grounds = [op for op in out.plan.ops if isinstance(op, AddEdge) and op.dst == facts[0].ref]
+    assert len(grounds) == 1
+    refs = {op.ref for op in out.plan.ops if isinstance(op, AddNode)}
+    assert all(op.dst in refs | {"c-demo"} for op in out.plan.ops if isinstance(op, AddEdge))

@@ -438,6 +438,7 @@ def _order_and_ground(
                 "a TIME node needs DEADLINE_FOR to what is due then")  # fmt: skip
     _needs_edge(state, nodes, others, NodeKind.INTENT, EdgeKind.TRIGGERS, "dst",
                 "an INTENT needs TRIGGERS from two listed concepts")  # fmt: skip
+    nodes, others = _same_nodes_once(state, nodes, others)
     defined = {op["ref"] for _, op in nodes}
     grounded = {
         op["dst"]
@@ -474,6 +475,38 @@ def _order_and_ground(
 @cache
 def _op_adapter() -> TypeAdapter[PlanOp]:
     return TypeAdapter(PlanOp)
+
+
+def _same_nodes_once(
+    state: _State,
+    nodes: list[tuple[int, dict[str, Any]]],
+    others: list[tuple[int, dict[str, Any]]],
+) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, dict[str, Any]]]]:
+    """A new node written twice is added once; ops naming the second name the first."""
+    first: dict[str, str] = {}
+    alias: dict[str, str] = {}
+    kept = []
+    for position, op in nodes:
+        key = json.dumps({k: v for k, v in op.items() if k != "ref"}, sort_keys=True, default=str)
+        if key in first:
+            alias[op["ref"]] = first[key]
+            state.fix(position, "repeated node kept once")
+            continue
+        first[key] = op["ref"]
+        kept.append((position, op))
+    if not alias:
+        return nodes, others
+
+    def renamed(op: dict[str, Any]) -> dict[str, Any]:
+        out = {k: alias.get(v, v) if k in _ID_KEYS else v for k, v in op.items()}
+        if "absorb" in out:
+            out["absorb"] = [alias.get(v, v) for v in out["absorb"]]
+        return out
+
+    return kept, [(position, renamed(op)) for position, op in others]
+
+
+_ID_KEYS = ("src", "dst", "id", "keep")
 
 
 def _needs_edge(
