@@ -567,7 +567,10 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         if server is not None:
             server.terminate()
-            server.wait(60)
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
     cpu = [r.server_cpu_per_live_event for r in reports if r.server_cpu_per_live_event]
     policy = llm_config(args, base_url).policy
     meta = {
