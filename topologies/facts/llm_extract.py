@@ -19,12 +19,12 @@ from typing import Any, Literal
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from schemas.errors import LLMError
 from schemas.events import RawEvent
 from topologies.facts.extract import ExtractedItem, normalise
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import JsonCompleter
-from topologies.llm.usage import EventUsage, UsageLedger
+from topologies.llm.guard import GuardedTask
+from topologies.llm.usage import UsageLedger
 
 log = structlog.get_logger(__name__)
 
@@ -92,8 +92,7 @@ class LLMExtractor:
     ) -> None:
         self.client = client
         self.max_chars = max_chars
-        self.breaker = breaker
-        self.ledger = ledger
+        self.guard = GuardedTask(client, "facts", breaker, ledger)
 
     def messages(self, event: RawEvent) -> list[dict[str, str]]:
         body = {
@@ -110,40 +109,18 @@ class LLMExtractor:
     async def extract(self, event: RawEvent) -> list[ExtractedItem] | None:
         """The model's items, or None (use the rules): breaker open, budget spent, call failed
         or reply unusable."""
-        usage = EventUsage(tenant=event.tenant, event_id=event.id, outcome="facts_skipped")
-        if (self.ledger is not None and self.ledger.over_budget(event.tenant)) or (
-            self.breaker is not None and not self.breaker.allow()
-        ):
-            self._book(usage)
+        usage = self.guard.usage(event.tenant, event.id)
+        reply = await self.guard.call(
+            usage,
+            self.messages(event),
+            "memory_items",
+            ExtractionReply.model_json_schema(),
+            {"tenant": event.tenant, "event_id": event.id},
+        )
+        if reply is None:
             return None
-        try:
-            reply = await self.client.complete_json(
-                self.messages(event),
-                "memory_items",
-                ExtractionReply.model_json_schema(),
-                log_ctx={"tenant": event.tenant, "event_id": event.id},
-            )
-        except LLMError as exc:
-            if self.breaker is not None:
-                self.breaker.record_failure()
-            usage.outcome = "facts_error"
-            usage.extra["error"] = str(exc)[:300]
-            self._book(usage)
-            raise
-        except BaseException:
-            if self.breaker is not None:
-                self.breaker.release()
-            raise
-        if self.breaker is not None:
-            self.breaker.record_success()
-        usage.calls = 1
-        usage.tokens_in = int(getattr(reply, "tokens_in", 0))
-        usage.tokens_out = int(getattr(reply, "tokens_out", 0))
-        if getattr(reply, "estimated", False):
-            usage.extra["estimated_calls"] = 1
         items = self._parse(event, reply)
-        usage.outcome = "facts_invalid" if items is None else "facts_llm"
-        self._book(usage)
+        self.guard.book(usage, "invalid" if items is None else "llm")
         return items
 
     def _parse(self, event: RawEvent, reply: Any) -> list[ExtractedItem] | None:
@@ -160,10 +137,6 @@ class LLMExtractor:
                  error=str(error)[:200])  # fmt: skip
         return None
 
-    def _book(self, usage: EventUsage) -> None:
-        if self.ledger is not None:
-            self.ledger.record(usage)
-
 
 def attach_llm_steps(engine: Any) -> bool:
     """Give the engine's fact step the LLM planner's client, breaker and usage ledger, when the
@@ -178,5 +151,7 @@ def attach_llm_steps(engine: Any) -> bool:
     engine.facts.extractor = LLMExtractor(
         client, breaker=getattr(planner, "breaker", None), ledger=getattr(planner, "ledger", None)
     )
-    engine.facts.judge = LLMReconciler(client)
+    engine.facts.judge = LLMReconciler(
+        client, breaker=getattr(planner, "breaker", None), ledger=getattr(planner, "ledger", None)
+    )
     return True

@@ -16,7 +16,9 @@ import structlog
 
 from topologies.facts.extract import ExtractedItem
 from topologies.facts.reconcile import Candidate, Decision
+from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import JsonCompleter
+from topologies.llm.guard import GuardedTask
 from topologies.llm.prompts.reconcile_fact import (
     MAX_CANDIDATES,
     TASK,
@@ -25,6 +27,7 @@ from topologies.llm.prompts.reconcile_fact import (
     parse_reply,
     schema,
 )
+from topologies.llm.usage import UsageLedger
 
 log = structlog.get_logger(__name__)
 
@@ -38,9 +41,17 @@ def speaker_name(author: str) -> str:
 class LLMReconciler:
     """``FactStep``'s optional judge: ``FactStep(embedder, judge=LLMReconciler(client))``."""
 
-    def __init__(self, client: JsonCompleter, max_candidates: int = MAX_CANDIDATES) -> None:
+    def __init__(
+        self,
+        client: JsonCompleter,
+        max_candidates: int = MAX_CANDIDATES,
+        *,
+        breaker: CircuitBreaker | None = None,
+        ledger: UsageLedger | None = None,
+    ) -> None:
         self.client = client
         self.max_candidates = max_candidates
+        self.guard = GuardedTask(client, "reconcile", breaker, ledger)
 
     async def decide(
         self,
@@ -63,12 +74,17 @@ class LLMReconciler:
             for c in shown
         ]
         messages = build_messages(Statement(item.text, speaker_name(author), when), candidates)
-        reply = await self.client.complete_json(messages, TASK, schema(), log_ctx=log_ctx)
+        usage = self.guard.usage(log_ctx.get("tenant", ""), log_ctx.get("event_id", ""))
+        reply = await self.guard.call(usage, messages, TASK, schema(), log_ctx)
+        if reply is None:
+            return None
         try:
             parsed = parse_reply(getattr(reply, "data", reply), len(shown))
         except ValueError as exc:
             log.info("fact_reconcile_invalid", error=str(exc)[:200], **log_ctx)
+            self.guard.book(usage, "invalid")
             return None
+        self.guard.book(usage, "llm")
         target = shown[parsed.target] if parsed.target is not None else None
         return Decision(
             _OPS[parsed.op],  # type: ignore[arg-type]

@@ -49,6 +49,11 @@ class Counters:
     facts_invalid: int = 0  # unusable reply -> rule-based extraction
     facts_error: int = 0  # call failed -> rule-based extraction (breaker failure)
     facts_skipped: int = 0  # breaker open or budget spent -> rules, without a call
+    # reconcile decisions (topologies.facts.llm_reconcile), one call per item with candidates
+    reconcile_llm: int = 0  # the model decided
+    reconcile_invalid: int = 0  # unusable reply -> the heuristic decides
+    reconcile_error: int = 0  # call failed -> the heuristic decides (breaker failure)
+    reconcile_skipped: int = 0  # breaker open or budget spent -> heuristic, without a call
 
     @property
     def tokens(self) -> int:
@@ -68,7 +73,16 @@ OUTCOMES = (
     "skipped_breaker",
     "skipped_budget",
 )
-FACT_OUTCOMES = ("facts_llm", "facts_invalid", "facts_error", "facts_skipped")
+FACT_OUTCOMES = (
+    "facts_llm",
+    "facts_invalid",
+    "facts_error",
+    "facts_skipped",
+    "reconcile_llm",
+    "reconcile_invalid",
+    "reconcile_error",
+    "reconcile_skipped",
+)
 
 
 @dataclass
