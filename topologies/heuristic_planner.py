@@ -6,7 +6,7 @@ For one event it decides, in order:
    gets ``REINFORCES event -> concept`` plus an UPDATE_NODE counting the member and adding
    new salient keywords (attrs only: no re-embedding, so the concept does not drift), which
    also renames the concept from its members at growth milestones (``naming.next_naming``:
-   4, 6, 9, 14, ... members).
+   4, 8, 16, ... members).
 2. **Online clustering**: otherwise unassigned events in the POOL index with cosine >=
    pair_similarity seed a new CONCEPT, named by ``naming.Namer.label_concept`` (the members'
    most central noun phrase), with a lexicon category, ``GROUNDS member -> concept`` and

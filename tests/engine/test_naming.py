@@ -144,11 +144,12 @@ def test_a_label_differs_from_its_siblings(
     assert alone == "Water damage" and beside not in (alone, "Damage", "Water")
 
 
-def test_naming_milestones_grow_by_half() -> None:
+def test_naming_milestones_double() -> None:
     sequence = [2]
-    while len(sequence) < 7:
+    while len(sequence) < 6:
         sequence.append(next_naming(sequence[-1]))
-    assert sequence == [2, 4, 6, 9, 14, 21, 32]
+    assert sequence == [2, 4, 8, 16, 32, 64]
+    assert next_naming(3) == 6  # a concept formed with three members
 
 
 async def test_a_concept_is_renamed_at_its_growth_milestones_only(

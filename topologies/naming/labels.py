@@ -23,7 +23,7 @@ from topologies.text import MONTHS, STOPWORDS, WEEKDAYS, zipf
 Matrix = npt.NDArray[np.float32]
 Embed = Callable[[list[str]], Matrix]
 
-MAX_CANDIDATES = 24  # phrases embedded per naming (the best by coverage first)
+MAX_CANDIDATES = 8  # phrases embedded per naming (the best by coverage first)
 COVERAGE_WEIGHT = 0.2  # share of members that use the phrase
 HEAD_WEIGHT = 0.2  # share of members that use its head noun
 TITLE_BONUS = 0.05

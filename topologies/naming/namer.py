@@ -49,12 +49,12 @@ MAX_SCAN = 200  # predecessors of a concept read to find its members
 SIBLINGS = 6  # nearest other concepts whose labels a new label must differ from
 VECTOR_CACHE = 4096
 EVIDENCE = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
-GROWTH = 1.5  # a concept is renamed when its member count has grown by half
+GROWTH = 2.0  # a concept is renamed when its member count has doubled
 
 
 def next_naming(named_at: int) -> int:
     """The member count at which a concept named at ``named_at`` members is named again:
-    2 -> 4 -> 6 -> 9 -> 14 -> 21 ... (a logarithmic number of namings per concept)."""
+    2 -> 4 -> 8 -> 16 -> 32 ... (a logarithmic number of namings per concept)."""
     return max(named_at + 2, math.ceil(named_at * GROWTH))
 
 

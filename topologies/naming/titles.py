@@ -24,7 +24,7 @@ from topologies.naming.labels import Embed, Matrix
 from topologies.naming.phrases import Action, Analysis, is_informative_title, name_words
 from topologies.text import STOPWORDS
 
-MAX_CANDIDATES = 24
+MAX_CANDIDATES = 8  # actions embedded per title (the best by coverage first)
 COVERAGE_WEIGHT = 0.3  # share of evidence events that speak of the object
 COMMITMENT_WEIGHT = 0.2
 LABEL_WEIGHT = 0.15  # the object is named by a supporting concept's label
