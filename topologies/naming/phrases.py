@@ -45,7 +45,7 @@ _POSSESSIVE = frozenset({"my", "your", "our", "his", "her", "their", "its"})
 # verbs that carry no action of their own ("have a meeting", "see the report")
 LIGHT_VERBS = wordset(
     "be have do say tell think know see look seem feel mean let like love hope guess wish "
-    "become remain sound hear read show"
+    "become remain sound hear read show put"
 )
 NEED_VERBS = frozenset({"need", "want", "require"})  # "need a new passport" -> "get ..."
 _MODAL = re.compile(
@@ -197,7 +197,8 @@ def _prep_phrase(verb: Any, after: int) -> str:
         objects = [c for c in child.children if c.dep_ == "pobj"]
         if not objects or objects[0].ent_type_ in _SKIP_ENTS or objects[0].pos_ == "PRON":
             continue
-        if not _WORD.match(objects[0].text) or objects[0].lower_ in STOPWORDS:
+        low = objects[0].lower_
+        if not _WORD.match(objects[0].text) or low in STOPWORDS or low in _CALENDAR:
             continue  # a code, an amount or a pronoun ("to FRW-1184", "on We")
         text, key = _object_text(objects[0])
         if key and len(text.split()) <= 4:
@@ -234,8 +235,8 @@ def _actions(doc: Any, names: frozenset[str], in_title: bool) -> list[Action]:
                 continue
             if obj.ent_type_ in _SKIP_ENTS - {"PERSON"} or not _WORD.match(obj.text):
                 continue
-            if obj.lower_ in _CALENDAR:
-                continue
+            if obj.lower_ in _CALENDAR or obj.lower_ in LABEL_SKIP:
+                continue  # "break minutes": a unit is no object of a to-do
             text, key = _object_text(obj)
             if not key or len(text.split()) > 5:
                 continue
