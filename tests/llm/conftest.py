@@ -15,6 +15,7 @@ from topologies.engine import FoldEngine
 from topologies.executor import PlanExecutor
 from topologies.llm import CapabilityMemory, LLMConfig, LLMPlanner, UsageLedger
 from topologies.llm.fakeserver import FakeOpenAI
+from topologies.naming import Namer
 from topologies.planner import PlanRequest
 
 FAST = {
@@ -73,7 +74,7 @@ async def fake() -> AsyncIterator[FakeOpenAI]:
 
 @pytest.fixture
 def make_rig(fake: FakeOpenAI, embedder: HashingEmbedder) -> Callable[..., Rig]:
-    def factory(**overrides: Any) -> Rig:
+    def factory(namer: Namer | None = None, **overrides: Any) -> Rig:
         config = LLMConfig.model_validate({**FAST, "base_url": fake.base_url, **overrides})
         engine_config = EngineConfig()
         heuristic = RecordingHeuristic()
@@ -83,6 +84,7 @@ def make_rig(fake: FakeOpenAI, embedder: HashingEmbedder) -> Callable[..., Rig]:
             heuristic=heuristic,
             validator=executor.validate,
             capabilities=CapabilityMemory(),
+            namer=namer,
         )
         engine = FoldEngine(embedder, planner, engine_config, fallback=heuristic)
         return Rig(fake, planner, engine, heuristic)

@@ -22,13 +22,14 @@ import structlog
 
 from schemas.errors import LLMError, PlanRejectedError
 from schemas.graph import EdgeKind, NodeKind
-from schemas.plans import AddEdge, AddNode, UpdatePlan
+from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.client import CapabilityMemory, LLMClient
 from topologies.llm.config import LLMConfig
 from topologies.llm.prompts import plan_update, repair
 from topologies.llm.usage import EventUsage, UsageLedger
 from topologies.memory import TenantMemory
+from topologies.naming import Namer
 from topologies.plan_bounds import PlanBounds
 from topologies.planner import Planner, PlanRequest
 from topologies.scope import FoldScope
@@ -69,8 +70,10 @@ class LLMPlanner:
         client: LLMClient | None = None,
         capabilities: CapabilityMemory | None = None,
         http_client: Any | None = None,
+        namer: Namer | None = None,
     ) -> None:
         self.config = config
+        self.namer = namer  # checks the model's names; None: names are taken as they come
         self.heuristic = heuristic
         self.validator = validator
         self.ledger = ledger or UsageLedger(daily_token_budget=config.daily_token_budget)
@@ -178,12 +181,74 @@ class LLMPlanner:
         if format_error is not None:
             return None, format_error
         try:
-            plan = plan_update.to_update_plan(data, ids, planner=self.name)
+            plan = self._checked_names(
+                request, plan_update.to_update_plan(data, ids, planner=self.name)
+            )
             self._guard_intents(request, plan)
             self._validate(request, plan)
         except PlanRejectedError as exc:
             return None, ids.to_short(str(exc))
         return plan, None
+
+    def _checked_names(self, request: PlanRequest, plan: UpdatePlan) -> UpdatePlan:
+        """The model's concept labels and intent titles pass the heuristic's checks (a label
+        is a short noun phrase, a title an action and its object) or give way to the
+        heuristic's name for the same evidence; a failing rename is dropped."""
+        if self.namer is None:
+            return plan
+        ops = [self._checked_name(request, plan, op) for op in plan.ops]
+        return plan.model_copy(update={"ops": ops})
+
+    def _checked_name(self, request: PlanRequest, plan: UpdatePlan, op: PlanOp) -> PlanOp:
+        assert self.namer is not None
+        memory, graph = request.memory, request.memory.graph
+        if isinstance(op, AddNode) and op.kind in (NodeKind.CONCEPT, NodeKind.INTENT):
+            kind, proposed = op.kind, op.title
+        elif isinstance(op, UpdateNode) and op.title is not None:
+            node = graph.get(graph.resolve(op.id))
+            if node is None or node.kind not in (NodeKind.CONCEPT, NodeKind.INTENT):
+                return op
+            kind, proposed = node.kind, op.title
+        else:
+            return op
+        if kind == NodeKind.CONCEPT:
+            problem = self.namer.label_problem(proposed, self.namer.names_of([request.event_node]))
+        else:
+            problem = self.namer.title_problem(proposed)
+        if problem is None:
+            return op
+        name: str | None = None
+        if isinstance(op, AddNode):
+            name = self._heuristic_name(request, plan, op)
+        log.info(
+            "llm_name_replaced",
+            tenant=memory.tenant,
+            event_id=request.event.id,
+            kind=kind.value,
+            proposed=proposed[:120],
+            problem=problem,
+            name=name or "(kept the current name)",
+        )
+        return op.model_copy(update={"title": name})
+
+    def _heuristic_name(self, request: PlanRequest, plan: UpdatePlan, op: AddNode) -> str:
+        """The heuristic's name for a node the plan adds, from the plan's own evidence."""
+        assert self.namer is not None
+        memory, graph = request.memory, request.memory.graph
+        event = request.event_node.id
+
+        def sources(*kinds: EdgeKind) -> list[str]:
+            return [
+                graph.resolve(o.src)
+                for o in plan.ops
+                if isinstance(o, AddEdge) and o.kind in kinds and o.dst == op.ref
+            ]
+
+        if op.kind == NodeKind.CONCEPT:
+            return self.namer.label_concept(memory, [event, *sources(*_EVIDENCE)])
+        supporting = [s for s in sources(EdgeKind.TRIGGERS) if s in graph]
+        evidence = [event, *(e for s in supporting for e in self.namer.concept_members(memory, s))]
+        return self.namer.title_intent(memory, evidence, op.deadline, supporting)
 
     def _guard_intents(self, request: PlanRequest, plan: UpdatePlan) -> None:
         """Event text is untrusted: a new INTENT must rest on concepts that existed before this
