@@ -26,9 +26,10 @@ without asking the model again, and continues with the first event that has none
 Writes ``benchmarks/results/<name>.md`` and ``.json``: per scenario and in total, how the
 events were planned (valid non-empty plans first time or after repair, fallbacks to the
 heuristic by reason), model calls, seconds (wall and server CPU) and tokens per event, the
-share of events grounded in a concept, the share of concept labels that are short noun
-phrases, and the structural metrics of ``benchmarks/bench_structural.py`` for the model's graph
-and the heuristic's graph of the same events.
+share of events grounded in a concept, the share of concept labels that pass the engine's
+naming rule (``topologies.naming.Namer.label_problem``: a short noun phrase), and the
+structural metrics of ``benchmarks/bench_structural.py`` for the model's graph and the
+heuristic's graph of the same events.
 """
 
 from __future__ import annotations
@@ -65,9 +66,9 @@ from topologies.executor import PlanExecutor
 from topologies.facts.llm_extract import attach_llm_steps
 from topologies.heuristic_planner import HeuristicPlanner
 from topologies.llm import CapabilityMemory, LLMConfig, LLMPlanner
-from topologies.llm.names import label_problem
 from topologies.llm.usage import FALLBACK_REASONS, OUTCOMES
 from topologies.memory import TenantMemory, event_node_id
+from topologies.naming import Namer
 from topologies.planner import PLANNED_BY_KEY
 from topologies.vector_index import use_single_thread
 
@@ -255,6 +256,7 @@ async def fold_with_model(
         validator=PlanExecutor(embedder, config).validate,
         capabilities=CapabilityMemory(),
         http_client=http,
+        namer=Namer(embedder),  # as topologies.llm.build_planner does
     )
     engine = FoldEngine(embedder, planner, config, fallback=heuristic)
     attach_llm_steps(engine)
@@ -351,13 +353,14 @@ def plan_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def graph_figures(memory: TenantMemory, events: list[RawEvent]) -> dict[str, Any]:
+def graph_figures(memory: TenantMemory, events: list[RawEvent], namer: Namer) -> dict[str, Any]:
     concepts = live_concepts(memory.graph)
     labels = [c.title for c in concepts]
+    fit = sum(namer.label_problem(t) is None for t in labels)  # the engine's naming rule
     return {
         "grounded_in_concept": sum(grounded_in_concept(memory, e) for e in events)
         / max(1, len(events)),
-        "noun_phrase_labels": sum(label_problem(t) is None for t in labels) / max(1, len(labels)),
+        "noun_phrase_labels": fit / max(1, len(labels)),
         "labels": labels,
     }
 
@@ -393,13 +396,14 @@ async def run_scenario(
     heuristic = await fold_stream(tenant, events, embedder)
     model_scored = score(part, model.folded, embedder)
     heuristic_scored = score(part, heuristic, embedder)
+    namer = Namer(embedder)
     cpu = model.server_cpu / model.live_events if model.live_events and server_pid else None
     return ScenarioReport(
         tenant,
         len(events),
         plan_figures(model.rows),
-        graph_figures(model.folded.memory, events),
-        graph_figures(heuristic.memory, events),
+        graph_figures(model.folded.memory, events, namer),
+        graph_figures(heuristic.memory, events, namer),
         model_scored.figures,
         heuristic_scored.figures,
         cpu,

@@ -38,6 +38,7 @@ from topologies.executor import PlanExecutor
 from topologies.facts.step import FactStep
 from topologies.intents import IntentEmergence, intent_view
 from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id
+from topologies.naming import Namer
 from topologies.plan_bounds import PlanBounds
 from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest
 from topologies.privacy import check_not_forgotten
@@ -147,7 +148,8 @@ class FoldEngine:
         self.config = config or EngineConfig()
         self.executor = PlanExecutor(embedder, self.config)
         self.consolidator = Consolidator(self.executor, self.config)
-        self.emergence = IntentEmergence(self.executor, embedder, self.config)
+        self.namer = Namer(embedder)  # loads the parser once per process, not at import
+        self.emergence = IntentEmergence(self.executor, embedder, self.config, self.namer)
         self.facts = FactStep(embedder)  # DCPM System 1 (issue 7); skipped if layer off
 
     def new_memory(self, tenant: str) -> TenantMemory:

@@ -3,11 +3,13 @@
 For one event it decides, in order:
 
 1. **Assignment** (embedding similarity): the nearest CONCEPT with cosine >= assign_similarity
-   gets ``REINFORCES event -> concept`` (plus an attrs-only UPDATE_NODE when the event brings
-   new salient keywords: no re-embedding, so the concept does not drift).
+   gets ``REINFORCES event -> concept`` plus an UPDATE_NODE counting the member and adding
+   new salient keywords (attrs only: no re-embedding, so the concept does not drift), which
+   also renames the concept from its members at growth milestones (``naming.next_naming``:
+   4, 8, 16, ... members).
 2. **Online clustering**: otherwise unassigned events in the POOL index with cosine >=
-   pair_similarity seed a new CONCEPT, labelled from their shared salient words (IDF from
-   ``wordfreq``), with a lexicon category, ``GROUNDS member -> concept`` and
+   pair_similarity seed a new CONCEPT, named by ``naming.Namer.label_concept`` (the members'
+   most central noun phrase), with a lexicon category, ``GROUNDS member -> concept`` and
    ``DERIVED_FROM concept -> member``. With no such neighbour the event stays unassigned.
 3. **Entity links**: earlier events (within link_window_days) sharing entities (names,
    participants, ticket ids, emails, @mentions, threads) get ``CAUSES earlier -> event`` when
@@ -37,8 +39,9 @@ from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.entities import EntityMatch, ensure_entity_index, node_entities
 from topologies.memory import POOL
+from topologies.naming import Namer, next_naming
 from topologies.planner import PlanRequest
-from topologies.text import categorize, find_dates, has_causal_cue, keywords, label_from_texts
+from topologies.text import categorize, find_dates, has_causal_cue, keywords
 
 log = structlog.get_logger(__name__)
 
@@ -95,9 +98,12 @@ def _short(node: Node, size: int = 60) -> str:
 class HeuristicPlanner:
     name = "heuristic"
 
-    def __init__(self, embedder: Embedder, config: EngineConfig) -> None:
+    def __init__(
+        self, embedder: Embedder, config: EngineConfig, namer: Namer | None = None
+    ) -> None:
         self.embedder = embedder
         self.config = config
+        self.namer = namer if namer is not None else Namer(embedder)
 
     async def plan(self, request: PlanRequest) -> UpdatePlan:
         return self.plan_sync(request)
@@ -149,16 +155,31 @@ class HeuristicPlanner:
         return concept.id
 
     def _refresh_keywords(self, request: PlanRequest, build: _Builder, concept: Node) -> None:
+        """Count the new member, add its fresh keywords, and rename the concept from its
+        members when it has grown enough since it was last named (see ``next_naming``)."""
         known = [str(k) for k in concept.attrs.get("keywords", [])]
         fresh = [k for k in keywords(request.event.text, 5, exclude=[concept.tenant])
                  if k not in known]  # fmt: skip
         members = int(concept.attrs.get("members", 1)) + 1
-        if not fresh:
-            return
-        merged = (known + fresh)[:CONCEPT_KEYWORDS]
+        named_at = int(concept.attrs.get("named_at", concept.attrs.get("members", 1)))
+        attrs: dict[str, object] = {"members": members}
+        reasons = []
+        if fresh:
+            attrs["keywords"] = (known + fresh)[:CONCEPT_KEYWORDS]
+            reasons.append(f"New evidence adds the keywords {', '.join(fresh)}.")
+        title = None
+        if members >= next_naming(named_at):
+            ids = [*self.namer.concept_members(request.memory, concept.id), request.event_node.id]
+            label = self.namer.label_concept(request.memory, ids, concept.id)
+            attrs["named_at"] = members
+            if label != concept.title:
+                title = label
+                reasons.append(
+                    f"Grown to {members} events, '{concept.title}' is now named '{label}'."
+                )
         build.ops.append(UpdateNode(
-            id=concept.id, attrs={"keywords": merged, "members": members},
-            reasoning=f"New evidence adds the keywords {', '.join(fresh)} to '{concept.title}'.",
+            id=concept.id, title=title, attrs=attrs,
+            reasoning=" ".join(reasons) or f"'{concept.title}' has {members} events.",
             grounded_in=build.ground(concept.id),
         ))  # fmt: skip
 
@@ -176,7 +197,7 @@ class HeuristicPlanner:
         request.consulted.update(m.id for m, _ in members)
         group = [request.event_node, *(m for m, _ in members)]
         texts = [f"{n.title}\n{n.text}" for n in group]
-        label = label_from_texts(texts, exclude=[memory.tenant])
+        label = self.namer.label_concept(memory, [n.id for n in group])
         combined = "\n".join(texts)
         summary = "; ".join(_short(n) for n in group)
         ids = [m.id for m, _ in members]
@@ -184,12 +205,12 @@ class HeuristicPlanner:
         ref = build.add_node(
             NodeKind.CONCEPT, label,
             f"{len(members)} unassigned event(s) are similar to this one (cosine {sims} >= "
-            f"{self.config.pair_similarity:.2f}); their shared words suggest '{label}'.",
+            f"{self.config.pair_similarity:.2f}); their most central phrase is '{label}'.",
             ids,
             text=f"Recurring: {summary}"[:2000],
             category=categorize(combined),
             attrs={"keywords": keywords(combined, CONCEPT_KEYWORDS, exclude=[memory.tenant]),
-                   "members": len(group)},
+                   "members": len(group), "named_at": len(group)},
         )  # fmt: skip
         for member in group:
             build.add_edge(

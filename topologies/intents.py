@@ -42,7 +42,6 @@ stream yields the same ids.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -58,7 +57,10 @@ from topologies.embedding import Embedder
 from topologies.executor import PlanExecutor
 from topologies.graph import decayed_weight
 from topologies.memory import TenantMemory
+from topologies.naming import Namer, redate, with_deadline
 from topologies.scope import FoldScope
+
+__all__ = ["Cluster", "IntentEmergence", "evidence_event_ids", "intent_view", "with_deadline"]
 
 log = structlog.get_logger(__name__)
 
@@ -107,10 +109,17 @@ class Cluster:
 class IntentEmergence:
     """Crystallises intents from dense concept clusters; runs the intent lifecycle."""
 
-    def __init__(self, executor: PlanExecutor, embedder: Embedder, config: EngineConfig) -> None:
+    def __init__(
+        self,
+        executor: PlanExecutor,
+        embedder: Embedder,
+        config: EngineConfig,
+        namer: Namer | None = None,
+    ) -> None:
         self.executor = executor
         self.embedder = embedder
         self.config = config
+        self.namer = namer if namer is not None else Namer(embedder)
 
     # ---------------------------------------------------------------- emergence
     def emerge(self, memory: TenantMemory, scope: FoldScope) -> list[str]:
@@ -283,6 +292,7 @@ class IntentEmergence:
         density, threshold = measured
         support = cluster.supporting[:MAX_SUPPORT]
         deadline = _anchor(deadlines[0]) if deadlines else None
+        evidence = sorted(cluster.event_ids)
         reasoning = (
             f"evidence density {density:.2f} >= threshold {threshold:.2f} "
             f"over {len(support)} concepts"
@@ -291,8 +301,10 @@ class IntentEmergence:
             AddNode(
                 ref=ref,
                 kind=NodeKind.INTENT,
-                title=intent_title(memory, cluster, deadlines),
-                text=self._description(memory, cluster, density, threshold, deadline),
+                title=self.namer.title_intent(memory, evidence, deadline, support),
+                text=self.namer.describe_intent(
+                    memory, evidence, support, deadline, self._deadline_source(memory, deadlines)
+                ),
                 category=cluster.category,
                 deadline=deadline,
                 attrs={
@@ -316,33 +328,19 @@ class IntentEmergence:
         )
         return UpdatePlan(ops=ops, planner="intent-emergence", notes=reasoning)
 
-    def _description(
-        self,
-        memory: TenantMemory,
-        cluster: Cluster,
-        density: float,
-        threshold: float,
-        deadline: datetime | None,
-    ) -> str:
+    @staticmethod
+    def _deadline_source(memory: TenantMemory, deadlines: list[Node]) -> str | None:
+        """The earliest EVENT the nearest deadline anchors (where the date was read)."""
+        if not deadlines:
+            return None
         graph = memory.graph
-        lines = [
-            f"Evidence density {density:.2f} reached the {cluster.category} threshold "
-            f"{threshold:.2f} (connectivity {cluster.connectivity:.2f})."
+        events = [
+            graph.node(e.dst)
+            for e in graph.out_edges(deadlines[0].id, EdgeKind.DEADLINE_FOR)
+            if graph.node(e.dst).kind == NodeKind.EVENT
         ]
-        for concept in cluster.supporting[:MAX_SUPPORT]:
-            count = len(cluster.events.get(concept, ()))
-            lines.append(f"- {graph.node(concept).title}: {count} recent event(s)")
-        recent = sorted(
-            (graph.node(e) for e in cluster.event_ids),
-            key=lambda n: (n.ts or n.created_at, n.id),
-            reverse=True,
-        )
-        for event in recent[:5]:
-            when = (event.ts or event.created_at).date().isoformat()
-            lines.append(f"  evidence {when}: {(event.title or event.text)[:120]}")
-        if deadline is not None:
-            lines.append(f"Deadline: {deadline.date().isoformat()}")
-        return "\n".join(lines)
+        events.sort(key=lambda n: (n.ts or n.created_at, n.id))
+        return events[0].id if events else None
 
     def _deadlines(self, memory: TenantMemory, cluster: Cluster, now: datetime) -> list[Node]:
         """Future TIME anchors attached to the cluster's supporting concepts or evidence events,
@@ -399,7 +397,7 @@ class IntentEmergence:
                 deadline=new_deadline,
                 # the title and description name the deadline: keep them in step with it
                 title=None if new_deadline is None else with_deadline(intent.title, new_deadline),
-                text=None if new_deadline is None else _redate(intent.text, new_deadline),
+                text=None if new_deadline is None else redate(intent.text, new_deadline),
                 attrs={"density": round(cluster.density, 6)},
                 reasoning="reinforced by a new event",
             )
@@ -527,59 +525,6 @@ def evidence_event_ids(memory: TenantMemory, holders: list[str]) -> list[str]:
                 found[event.source_event_id] = event.ts or event.created_at
     latest = sorted(found, key=lambda k: (found[k], k), reverse=True)[:MAX_EVIDENCE_IDS]
     return sorted(latest)
-
-
-def intent_title(memory: TenantMemory, cluster: Cluster, deadlines: list[Node]) -> str:
-    """A readable title from the supporting concept labels and the nearest deadline.
-
-    When the nearest deadline is attached directly to exactly one of the (at most three)
-    strongest supporting concepts, that concept is the anchor: "Passport renewal before Lisbon
-    trip (by 18 Dec)"; otherwise (for example a deadline found on an evidence event) the labels
-    are joined: "A, B and C (by 18 Dec)", which never claims an order the graph does not hold.
-    """
-    graph = memory.graph
-    top = cluster.supporting[:3]
-    labels = {c: graph.node(c).title.strip() for c in top}
-    anchor_concept = None
-    if deadlines and len(top) > 1:
-        time_id = deadlines[0].id
-        attached = set(graph.g.succ[time_id]) | set(graph.g.pred[time_id])
-        direct = [c for c in top if c in attached]
-        anchor_concept = direct[0] if len(direct) == 1 else None
-    if anchor_concept is not None:
-        others = [label for c, label in labels.items() if c != anchor_concept]
-        title = f"{_join(others)} before {labels[anchor_concept]}"
-    else:
-        title = _join(list(labels.values()))
-    title = title[:1].upper() + title[1:]
-    anchor = _anchor(deadlines[0]) if deadlines else None
-    return title[:300] if anchor is None else with_deadline(title, anchor)
-
-
-_BY_SUFFIX = re.compile(r" \(by \d{1,2} [A-Z][a-z]{2}\)$")
-_DEADLINE_LINE = re.compile(r"^Deadline: \d{4}-\d{2}-\d{2}$", re.MULTILINE)
-
-
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-TITLE_BASE_CHARS = 280  # room left for the suffix within the schema's label bound
-
-
-def with_deadline(title: str, deadline: datetime) -> str:
-    """The title with its "(by 18 Dec)" suffix set to this deadline (English month names
-    whatever the process locale, so the suffix is always recognised and replaced)."""
-    base = _BY_SUFFIX.sub("", title)[:TITLE_BASE_CHARS]
-    return f"{base} (by {deadline.day} {_MONTHS[deadline.month - 1]})"
-
-
-def _redate(text: str, deadline: datetime) -> str:
-    line = f"Deadline: {deadline.date().isoformat()}"
-    return _DEADLINE_LINE.sub(line, text) if _DEADLINE_LINE.search(text) else f"{text}\n{line}"
-
-
-def _join(labels: list[str]) -> str:
-    if len(labels) <= 1:
-        return "".join(labels)
-    return f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
 def _anchor(node: Node) -> datetime | None:

@@ -26,11 +26,11 @@ from dateutil.relativedelta import relativedelta
 # ------------------------------------------------------------------------- words
 
 
-def _wordset(words: str) -> frozenset[str]:
+def wordset(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-STOPWORDS = _wordset(
+STOPWORDS = wordset(
     """
     a about above after again against all also am an and any are aren't as at be because been
     before being below between both but by can can't cannot could did didn't do does doesn't doing
@@ -132,7 +132,7 @@ def _surface(word: str) -> str:
 
 
 # words that never name a topic: units of time and money, hedges, confirmations
-LABEL_SKIP = _wordset(
+LABEL_SKIP = wordset(
     "minute minutes hour hours day days week weeks month months year years beyond eur euro "
     "euros usd dollars confirmed confirm confirmation reminder update updates quick free "
     "finally thanks please sorry okay yes hey hello hi regards best cheers"
@@ -229,37 +229,37 @@ def label_from_texts(texts: Sequence[str], max_words: int = 4, exclude: Iterable
 # -------------------------------------------------------------------- categories
 
 CATEGORY_LEXICON: dict[str, frozenset[str]] = {
-    "work": _wordset(
+    "work": wordset(
         "launch project meeting sync review deck deadline release roadmap client customer "
         "stakeholder sprint standup ticket bug deploy staging production migration manager "
         "team office quarterly okr presentation exec partner demo feature pricing contract"
     ),
-    "health": _wordset(
+    "health": wordset(
         "doctor dentist tooth teeth molar crown clinic appointment pain health hospital "
         "prescription physio therapy medication symptoms checkup vaccine insurance krankenkasse "
         "run running training pace marathon workout gym injury sleep"
     ),
-    "travel": _wordset(
+    "travel": wordset(
         "flight flights airport hotel trip travel passport visa booking train luggage holiday "
         "vacation itinerary boarding check-in thailand bangkok journey"
     ),
-    "finance": _wordset(
+    "finance": wordset(
         "invoice payment pay paid bank tax taxes refund budget salary rent transfer bill "
         "account paypal price cost costs euro eur savings loan"
     ),
-    "family_social": _wordset(
+    "family_social": wordset(
         "birthday party gift friends friend family mum mom dad mama papa sister brother kids "
         "dinner wedding celebration guests surprise drinks cinema"
     ),
-    "home": _wordset(
+    "home": wordset(
         "apartment flat landlord ceiling bathroom kitchen plumber leak repair heating "
         "hausverwaltung water damage renovation furniture cleaning garden"
     ),
-    "admin": _wordset(
+    "admin": wordset(
         "form forms application appointment bürgeramt registration certificate document "
         "documents signature contract renewal paperwork office id license permit"
     ),
-    "learning": _wordset(
+    "learning": wordset(
         "course class lesson study learn learning reading lecture exam homework tutorial "
         "language german spanish workshop"
     ),

@@ -37,7 +37,12 @@ def stream(make_event: MakeEvent) -> list[RawEvent]:
     return [
         make_event("Flights booked: Lisbon, 18 Dec", id="flights", hours=0),
         make_event("Dentist: cleaning on Monday", id="dentist", hours=10),
-        make_event("My passport expires in November", id="passport", hours=48),
+        make_event(
+            "My passport expires in November",
+            "I need to renew the passport before the trip.",
+            id="passport",
+            hours=48,
+        ),
         make_event("Passport photos for the Lisbon trip", id="photos", hours=96),
         make_event("Dentist follow-up", id="dentist-2", hours=120),
         make_event("Renewal appointment booked", id="appointment", hours=200),
@@ -82,13 +87,15 @@ async def test_an_intent_crystallises_when_two_linked_concepts_gather_evidence(
     (message,) = results["photos"].messages
     intent = message.intent
     assert message.type == "intent.created" and message.previous_status is None
-    assert intent.title == "Passport renewal before Lisbon trip (by 18 Dec)"
+    assert intent.title == "Renew the passport before the trip (by 18 Dec)"
     assert intent.category == "travel" and intent.status == IntentStatus.PENDING
     assert sorted(intent.supporting_labels) == ["Lisbon trip", "Passport renewal"]
     assert intent.evidence_event_ids == ["flights", "passport", "photos"]
     assert intent.deadline == TRIP
     assert intent.density >= intent.threshold == pytest.approx(3.0)
     assert "Passport renewal" in intent.description
+    assert '"My passport expires in November" (4 Nov)' in intent.description
+    assert intent.description.endswith("Due by 18 Dec 2026.")
 
     node_id = intent.id
     for label in ("Lisbon trip", "Passport renewal"):
@@ -97,7 +104,7 @@ async def test_an_intent_crystallises_when_two_linked_concepts_gather_evidence(
     assert memory.graph.edge(event_node_id("alice", "photos"), node_id, EdgeKind.GROUNDS)
 
 
-async def test_a_deadline_found_on_an_evidence_event_joins_the_labels(
+async def test_the_title_is_the_evidence_action_wherever_the_deadline_was_found(
     embedder: HashingEmbedder, make_event: MakeEvent
 ) -> None:
     script = {**SCRIPT, "flights": Step(["Lisbon trip"], category="travel", deadline=TRIP)}
@@ -105,7 +112,7 @@ async def test_a_deadline_found_on_an_evidence_event_joins_the_labels(
     memory = engine.new_memory("alice")
     results = await fold_all(engine, memory, stream(make_event)[:4])
     (message,) = results["photos"].messages
-    assert message.intent.title == "Passport renewal and Lisbon trip (by 18 Dec)"
+    assert message.intent.title == "Renew the passport before the trip (by 18 Dec)"
     assert message.intent.deadline == TRIP
 
 
@@ -128,8 +135,8 @@ async def test_an_earlier_deadline_moves_the_intent_its_title_and_its_descriptio
     await engine.fold(memory, make_event("Visa form due before the passport", id="visa", hours=150))
     node = memory.graph.node(intent)
     assert node.deadline == visa
-    assert node.title == "Passport renewal before Lisbon trip (by 4 Dec)"
-    assert "Deadline: 2026-12-04" in node.text and "2026-12-18" not in node.text
+    assert node.title == "Renew the passport before the trip (by 4 Dec)"
+    assert "Due by 4 Dec 2026." in node.text and "18 Dec 2026" not in node.text
 
 
 async def test_density_is_evidence_times_connectivity(

@@ -15,6 +15,7 @@ from topologies.engine import FoldEngine
 from topologies.executor import PlanExecutor
 from topologies.llm import CapabilityMemory, LLMConfig, LLMPlanner, UsageLedger
 from topologies.llm.fakeserver import FakeOpenAI
+from topologies.naming import Namer
 from topologies.planner import PlanRequest
 
 FAST = {
@@ -77,7 +78,7 @@ async def fake() -> AsyncIterator[FakeOpenAI]:
 
 @pytest.fixture
 def make_rig(fake: FakeOpenAI, embedder: HashingEmbedder) -> Callable[..., Rig]:
-    def factory(on: FakeOpenAI | None = None, **overrides: Any) -> Rig:
+    def factory(on: FakeOpenAI | None = None, namer: Namer | None = None, **overrides: Any) -> Rig:
         """A rig on the fake server ``on`` (default: the test's) with LLMConfig overrides."""
         model = on or fake
         config = LLMConfig.model_validate({**FAST, "base_url": model.base_url, **overrides})
@@ -89,6 +90,7 @@ def make_rig(fake: FakeOpenAI, embedder: HashingEmbedder) -> Callable[..., Rig]:
             heuristic=heuristic,
             validator=executor.validate,
             capabilities=CapabilityMemory(),
+            namer=namer,
         )
         engine = FoldEngine(embedder, planner, engine_config, fallback=heuristic)
         return Rig(model, planner, engine, heuristic)

@@ -36,7 +36,7 @@ from topologies.facts.extract import ExtractedItem, ExtractorConfig, extract_ite
 from topologies.facts.slots import cue_of
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import JsonCompleter
-from topologies.llm.guard import CallGuard
+from topologies.llm.guard import GuardedTask
 from topologies.llm.usage import UsageLedger
 
 log = structlog.get_logger(__name__)
@@ -105,7 +105,7 @@ class LLMExtractor:
     ) -> None:
         self.client = client
         self.max_chars = max_chars
-        self.guard = CallGuard("facts", breaker, ledger)
+        self.guard = GuardedTask(client, "facts", breaker, ledger)
 
     def messages(self, event: RawEvent) -> list[dict[str, str]]:
         body = {
@@ -122,21 +122,18 @@ class LLMExtractor:
     async def extract(self, event: RawEvent) -> list[ExtractedItem] | None:
         """The model's items, or None (use the rules): breaker open, budget spent, call failed
         or reply unusable."""
-        guarded = await self.guard.call(
-            event.tenant,
-            event.id,
-            lambda: self.client.complete_json(
-                self.messages(event),
-                "memory_items",
-                ExtractionReply.model_json_schema(),
-                log_ctx={"tenant": event.tenant, "event_id": event.id},
-            ),
+        usage = self.guard.usage(event.tenant, event.id)
+        reply = await self.guard.call(
+            usage,
+            self.messages(event),
+            "memory_items",
+            ExtractionReply.model_json_schema(),
+            {"tenant": event.tenant, "event_id": event.id},
         )
-        if guarded is None:
+        if reply is None:
             return None
-        reply, usage = guarded
         items = self._parse(event, reply)
-        self.guard.book(usage, items is not None)
+        self.guard.book(usage, "invalid" if items is None else "llm")
         return items
 
     def _parse(self, event: RawEvent, reply: Any) -> list[ExtractedItem] | None:

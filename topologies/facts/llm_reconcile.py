@@ -3,14 +3,14 @@
 Task ``reconcile_fact`` (:mod:`topologies.llm.prompts.reconcile_fact`) through any
 :class:`~topologies.llm.completer.JsonCompleter` (the LLM planner's client: its JSON ladder,
 retries), behind the planner's circuit breaker and usage ledger (``reconcile_*`` outcomes,
-:class:`~topologies.llm.guard.CallGuard`). ``FactStep.prepare`` asks before the fold
+:class:`~topologies.llm.guard.GuardedTask`). ``FactStep.prepare`` asks before the fold
 transaction, only for items that have candidates. Each ask is a model call beside the plan's,
 so it is kept rare: only an item where a revision is at stake (it says something changed, it
 sets the same keyed attribute as a candidate, or a candidate says nearly the same) is asked
 about, and at most ``calls_per_event`` items per event. :meth:`LLMReconciler.decide` returns
-None when it does not ask, the model is down, answers invalidly or names a candidate that was
-not shown, and the heuristic rules (:func:`topologies.facts.reconcile.decide`) decide that
-item instead.
+None when it does not ask, the breaker is open, the model answers invalidly or names a
+candidate that was not shown (a failed call raises, after booking it), and the heuristic rules
+(:func:`topologies.facts.reconcile.decide`) decide that item instead.
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ from datetime import datetime
 
 import structlog
 
-from schemas.errors import LLMError
 from topologies.facts.extract import ExtractedItem
 from topologies.facts.reconcile import Candidate, Decision
 from topologies.facts.slots import cue_of
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import JsonCompleter
-from topologies.llm.guard import CallGuard
+from topologies.llm.guard import GuardedTask
 from topologies.llm.prompts.reconcile_fact import (
     MAX_CANDIDATES,
     TASK,
@@ -72,7 +71,7 @@ class LLMReconciler:
     ) -> None:
         self.client = client
         self.max_candidates = max_candidates
-        self.guard = CallGuard("reconcile", breaker, ledger)
+        self.guard = GuardedTask(client, "reconcile", breaker, ledger)
         self.calls_per_event = calls_per_event
         self.similar = similar
         self._asked: tuple[str, str, int] = ("", "", 0)  # (tenant, event id, calls so far)
@@ -110,25 +109,17 @@ class LLMReconciler:
             for c in shown
         ]
         messages = build_messages(Statement(item.text, speaker_name(author), when), candidates)
-        try:
-            guarded = await self.guard.call(
-                tenant,
-                event_id,
-                lambda: self.client.complete_json(messages, TASK, schema(), log_ctx=log_ctx),
-            )
-        except LLMError as exc:
-            log.info("fact_reconcile_failed", error=str(exc)[:200], **log_ctx)
+        usage = self.guard.usage(tenant, event_id)
+        reply = await self.guard.call(usage, messages, TASK, schema(), log_ctx)
+        if reply is None:
             return None
-        if guarded is None:
-            return None
-        reply, usage = guarded
         try:
             parsed = parse_reply(getattr(reply, "data", reply), len(shown))
         except ValueError as exc:
-            self.guard.book(usage, False)
             log.info("fact_reconcile_invalid", error=str(exc)[:200], **log_ctx)
+            self.guard.book(usage, "invalid")
             return None
-        self.guard.book(usage, True)
+        self.guard.book(usage, "llm")
         target = shown[parsed.target] if parsed.target is not None else None
         return Decision(
             _OPS[parsed.op],  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from topologies.llm.client import CapabilityMemory
 from topologies.llm.config import LLMConfig
 from topologies.llm.planner import LLMPlanner
 from topologies.llm.usage import UsageLedger
+from topologies.naming import Namer
 from topologies.planner import Planner
 
 log = structlog.get_logger(__name__)
@@ -61,6 +62,7 @@ def build_planner(
         ledger=ledger,
         capabilities=capabilities,
         http_client=http_client,
+        namer=Namer(embedder),
     )
 
 

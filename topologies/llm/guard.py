@@ -1,55 +1,54 @@
-"""The planner's circuit breaker and usage ledger around the model calls of another LLM task.
-
-Fact extraction with a call of its own (:mod:`topologies.facts.llm_extract`) and fact
-reconciliation (:mod:`topologies.facts.llm_reconcile`) call the same model as the planner, so
-they share its breaker and ledger: no call while the breaker is open or the tenant's daily
-budget is spent (``<task>_skipped``), a failed call is a breaker failure (``<task>_error``,
-the error is raised again for the caller to fall back), and every call's tokens are booked
-with the event (``<task>_llm`` or ``<task>_invalid``; ``topologies.llm.usage.SIDE_OUTCOMES``).
-"""
+"""One guarded model call for the fact tasks (extraction, reconcile): no call while the planner's
+circuit breaker is open or the tenant's daily budget is spent; a failed call is a breaker
+failure; calls and tokens are booked in the usage ledger under the task's outcome prefix
+(``facts_*``, ``reconcile_*``, see :mod:`topologies.llm.usage`)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from schemas.errors import LLMError
 from topologies.llm.breaker import CircuitBreaker
-from topologies.llm.usage import SIDE_TASKS, EventUsage, UsageLedger
+from topologies.llm.completer import JsonCompleter
+from topologies.llm.usage import EventUsage, UsageLedger
 
 
-class CallGuard:
-    def __init__(
-        self,
-        task: str,
-        breaker: CircuitBreaker | None = None,
-        ledger: UsageLedger | None = None,
-    ) -> None:
-        if task not in SIDE_TASKS:
-            raise ValueError(f"unknown side task {task!r}; one of {SIDE_TASKS}")
-        self.task = task
-        self.breaker = breaker
-        self.ledger = ledger
+@dataclass
+class GuardedTask:
+    """``client`` behind ``breaker`` and ``ledger`` (both optional) for one task ``prefix``."""
+
+    client: JsonCompleter
+    prefix: str
+    breaker: CircuitBreaker | None = None
+    ledger: UsageLedger | None = None
+
+    def usage(self, tenant: str, event_id: str) -> EventUsage:
+        return EventUsage(tenant=tenant, event_id=event_id, outcome=f"{self.prefix}_skipped")
 
     async def call(
-        self, tenant: str, event_id: str, send: Callable[[], Awaitable[Any]]
-    ) -> tuple[Any, EventUsage] | None:
-        """``send()``'s reply and its booking (finish it with :meth:`book`), or None when no
-        call may go out (booked as skipped). LLMError from ``send`` is booked and raised."""
-        usage = EventUsage(tenant=tenant, event_id=event_id, outcome=f"{self.task}_skipped")
-        if (self.ledger is not None and self.ledger.over_budget(tenant)) or (
+        self,
+        usage: EventUsage,
+        messages: list[dict[str, str]],
+        task: str,
+        schema: dict[str, Any],
+        log_ctx: dict[str, str],
+    ) -> Any | None:
+        """The reply, or None without a call (breaker open, budget spent: booked as skipped).
+        A failed call is booked as ``<prefix>_error`` and re-raised. The caller books the
+        outcome of a reply with :meth:`book` (``<prefix>_llm`` or ``<prefix>_invalid``)."""
+        if (self.ledger is not None and self.ledger.over_budget(usage.tenant)) or (
             self.breaker is not None and not self.breaker.allow()
         ):
-            self._record(usage)
+            self.book(usage, "skipped")
             return None
         try:
-            reply = await send()
+            reply = await self.client.complete_json(messages, task, schema, log_ctx=log_ctx)
         except LLMError as exc:
             if self.breaker is not None:
                 self.breaker.record_failure()
-            usage.outcome = f"{self.task}_error"
             usage.extra["error"] = str(exc)[:300]
-            self._record(usage)
+            self.book(usage, "error")
             raise
         except BaseException:
             if self.breaker is not None:
@@ -62,13 +61,10 @@ class CallGuard:
         usage.tokens_out = int(getattr(reply, "tokens_out", 0))
         if getattr(reply, "estimated", False):
             usage.extra["estimated_calls"] = 1
-        return reply, usage
+        usage.extra["seconds"] = float(getattr(reply, "seconds", 0.0))
+        return reply
 
-    def book(self, usage: EventUsage, valid: bool) -> None:
-        """Book a call :meth:`call` returned: its reply was usable, or not."""
-        usage.outcome = f"{self.task}_{'llm' if valid else 'invalid'}"
-        self._record(usage)
-
-    def _record(self, usage: EventUsage) -> None:
+    def book(self, usage: EventUsage, outcome: str) -> None:
+        usage.outcome = f"{self.prefix}_{outcome}"
         if self.ledger is not None:
             self.ledger.record(usage)

@@ -1,10 +1,10 @@
-"""Is the model's concept label a short noun phrase, its intent title a goal?
+"""Is the model's concept label a theme and not a copy, its intent title a goal?
 
-A small stand-in, kept in this one module so it can give way to the engine's own naming rules
-(spaCy-based noun phrases and actions) when those exist: :func:`label_problem` and
-:func:`title_problem` say why a name is not fit (None when it is); the planner then uses the
-heuristic's name for the same evidence (:func:`heuristic_label`) or leaves the intent to the
-engine's intent emergence.
+:func:`copy_problem` catches what a grammar check does not see: a label copied from an event's
+title or the prompt's example, an identifier, a label with no word of its event. The planner
+applies it before the engine's naming rules (``topologies.naming.Namer``: noun phrases and
+actions). :func:`label_problem` and :func:`title_problem` are small stand-ins for those rules
+when a planner is built without a Namer; :func:`heuristic_label` then names a concept.
 """
 
 from __future__ import annotations
@@ -69,6 +69,22 @@ def _size_problem(text: str, chars: int, words: int, what: str) -> str | None:
     return None
 
 
+def copy_problem(label: str, titles: Iterable[str] = (), source: str = "") -> str | None:
+    """Why ``label`` is a copy rather than a theme (None when it is not): a placeholder of the
+    prompt's example, an identifier, an event's title, or (``source``: the text of a new
+    concept's event) no word of that text. The engine's naming rules check the grammar."""
+    text = label.strip()
+    if _placeholder(text):
+        return "a placeholder of the example"
+    if _IDENTIFIER.search(text):
+        return "an identifier, not a theme"
+    if any(title and _normal(text) == _normal(title) for title in titles):
+        return "an event's title, not a theme"
+    if source and not shares_a_word(text, source):
+        return "no word of the event"
+    return None
+
+
 def label_problem(
     label: str,
     titles: Iterable[str] = (),
@@ -85,10 +101,6 @@ def label_problem(
         return problem
     if _CLAUSE.search(text):
         return "a sentence, not a noun phrase"
-    if _IDENTIFIER.search(text):
-        return "an identifier, not a theme"
-    if any(title and _normal(text) == _normal(title) for title in titles):
-        return "an event's title, not a theme"
     words = [w.lower() for w in tokens(text)]
     if not words or all(w in STOPWORDS for w in words):
         return "no topic word"
@@ -96,9 +108,7 @@ def label_problem(
         return "a date or a number"
     if names and all(w in names or w in STOPWORDS for w in words):
         return "a person's name"
-    if source and not shares_a_word(text, source):
-        return "no word of the event"
-    return None
+    return copy_problem(text, titles, source)
 
 
 def title_problem(title: str) -> str | None:

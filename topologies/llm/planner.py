@@ -47,6 +47,7 @@ from topologies.llm.reply_plan import (
 )
 from topologies.llm.usage import EventUsage, UsageLedger
 from topologies.memory import TenantMemory
+from topologies.naming import Namer
 from topologies.plan_bounds import PlanBounds
 from topologies.planner import Planner, PlanRequest
 from topologies.scope import FoldScope
@@ -111,8 +112,10 @@ class LLMPlanner:
         client: LLMClient | None = None,
         capabilities: CapabilityMemory | None = None,
         http_client: Any | None = None,
+        namer: Namer | None = None,
     ) -> None:
         self.config = config
+        self.namer = namer  # checks the model's names; None: names are taken as they come
         self.heuristic = heuristic
         self.validator = validator
         self.ledger = ledger or UsageLedger(daily_token_budget=config.daily_token_budget)
@@ -380,39 +383,85 @@ class LLMPlanner:
     def _checked_names(
         self, request: PlanRequest, plan: UpdatePlan, dropped: list[str], ids: plan_update.IdMap
     ) -> UpdatePlan:
-        """A concept label is a short noun phrase, an intent title a goal: otherwise the
-        heuristic's label (concepts), or the op is dropped (a rename; an intent, which the
-        engine's intent emergence may still propose with its own title)."""
+        """The model's concept labels and intent titles pass the engine's naming checks (a
+        label is a short noun phrase, a title an action and its object; ``self.namer``, or the
+        small checks of :mod:`topologies.llm.names` without one) and are not copies (of an
+        event's title, of the example; a new label uses a word of its event), or give way to
+        the heuristic's name for the same evidence; a failing rename keeps the current name."""
         event = request.event_node
-        people = names.name_words([*event.participants, request.memory.tenant])
         titles = [event.title, *(ids.titles[s] for s in ids.shown(NodeKind.EVENT))]
         out = plan
         for op in plan.ops:
-            if isinstance(op, AddNode) and op.kind == NodeKind.CONCEPT:
-                source = f"{event.title}\n{event.text}"
-                problem = names.label_problem(op.title, titles, people, source)
-                if problem is not None:
-                    label = names.heuristic_label(
-                        [f"{event.title}\n{event.text}"], exclude=[request.memory.tenant]
-                    )
-                    self._renamed(request, op.title, label, problem)
-                    out = _replace(out, op, op.model_copy(update={"title": label}))
-            elif isinstance(op, AddNode) and op.kind == NodeKind.INTENT:
-                problem = names.title_problem(op.title)
-                if problem is not None:
-                    dropped.append(f"intent title {op.title[:60]!r}: {problem}")
-                    out = drop_op(out, out.ops.index(op))
-            elif isinstance(op, UpdateNode) and op.title is not None:
-                problem = names.label_problem(op.title, titles, people)
-                if problem is not None:
-                    dropped.append(f"new title {op.title[:60]!r}: {problem}")
-                    out = drop_op(out, out.ops.index(op))
+            checked = self._checked_name(request, out, op, titles)
+            if checked is None:
+                dropped.append(f"{op.op} {getattr(op, 'title', '')!r}: not a name")
+                out = drop_op(out, out.ops.index(op))
+            elif checked is not op:
+                out = _replace(out, op, checked)
         return out
 
-    @staticmethod
-    def _renamed(request: PlanRequest, proposed: str, label: str, problem: str) -> None:
+    def _checked_name(
+        self, request: PlanRequest, plan: UpdatePlan, op: PlanOp, titles: list[str]
+    ) -> PlanOp | None:
+        graph = request.memory.graph
+        if isinstance(op, AddNode) and op.kind in (NodeKind.CONCEPT, NodeKind.INTENT):
+            kind, proposed, new = op.kind, op.title, True
+        elif isinstance(op, UpdateNode) and op.title is not None:
+            node = graph.get(graph.resolve(op.id))
+            if node is None or node.kind not in (NodeKind.CONCEPT, NodeKind.INTENT):
+                return op
+            kind, proposed, new = node.kind, op.title, False
+        else:
+            return op
+        problem = self._name_problem(request, kind, proposed, titles, new)
+        if problem is None:
+            return op
+        name = self._heuristic_name(request, plan, op) if isinstance(op, AddNode) else None
         log.info("llm_name_replaced", tenant=request.memory.tenant, event_id=request.event.id,
-                 proposed=proposed[:120], problem=problem, name=label)  # fmt: skip
+                 kind=kind.value, proposed=proposed[:120], problem=problem,
+                 name=name or "(kept the current name)")  # fmt: skip
+        if isinstance(op, AddNode) and not name:
+            return None
+        return op.model_copy(update={"title": name})
+
+    def _name_problem(
+        self, request: PlanRequest, kind: NodeKind, proposed: str, titles: list[str], new: bool
+    ) -> str | None:
+        event = request.event_node
+        if kind == NodeKind.INTENT:
+            if self.namer is not None:
+                return self.namer.title_problem(proposed)
+            return names.title_problem(proposed)
+        source = f"{event.title}\n{event.text}" if new else ""
+        copied = names.copy_problem(proposed, titles, source)
+        if copied is not None or self.namer is None:
+            people = names.name_words([*event.participants, request.memory.tenant])
+            return copied or names.label_problem(proposed, titles, people, source)
+        return self.namer.label_problem(proposed, self.namer.names_of([event]))
+
+    def _heuristic_name(self, request: PlanRequest, plan: UpdatePlan, op: AddNode) -> str | None:
+        """The heuristic's name for a node the plan adds, from the plan's own evidence (None:
+        an intent without the engine's namer)."""
+        memory, graph = request.memory, request.memory.graph
+        event = request.event_node.id
+
+        def sources(*kinds: EdgeKind) -> list[str]:
+            return [
+                graph.resolve(o.src)
+                for o in plan.ops
+                if isinstance(o, AddEdge) and o.kind in kinds and o.dst == op.ref
+            ]
+
+        if self.namer is None:
+            if op.kind != NodeKind.CONCEPT:
+                return None
+            node = request.event_node
+            return names.heuristic_label([f"{node.title}\n{node.text}"], exclude=[memory.tenant])
+        if op.kind == NodeKind.CONCEPT:
+            return self.namer.label_concept(memory, [event, *sources(*_EVIDENCE)])
+        supporting = [s for s in sources(EdgeKind.TRIGGERS) if s in graph]
+        evidence = [event, *(e for s in supporting for e in self.namer.concept_members(memory, s))]
+        return self.namer.title_intent(memory, evidence, op.deadline, supporting)
 
     def _guard_intents(self, request: PlanRequest, plan: UpdatePlan) -> None:
         """Event text is untrusted: a new INTENT must rest on concepts that existed before this

@@ -273,6 +273,23 @@ def _resolve(state: _State, value: Any, position: int) -> tuple[str, NodeKind] |
 
 # ------------------------------------------------------------------------------ ops
 def _convert_op(state: _State, position: int, raw: dict[str, Any]) -> dict[str, Any] | None:
+    op = _convert(state, position, raw)
+    why = _text(raw.get("reasoning") or raw.get("why"))
+    if op is not None and why and not is_placeholder(why):
+        op[_WHY] = why[:_MAX_REASONING]
+    return op
+
+
+_WHY = "_why"  # the model's own reasoning of an op, kept beside the op until it is parsed
+
+
+def _key(op: dict[str, Any]) -> str:
+    """What makes two ops the same op (not their ref or reasoning)."""
+    return json.dumps({k: v for k, v in op.items() if k not in ("ref", _WHY)},
+                      sort_keys=True, default=str)  # fmt: skip
+
+
+def _convert(state: _State, position: int, raw: dict[str, Any]) -> dict[str, Any] | None:
     name = _upper(raw.get("op"))
     if name == "ADD_NODE":
         return _add_node(state, position, raw)
@@ -461,12 +478,13 @@ def _order_and_ground(
         if any(isinstance(n, str) and _REF.match(n) and n not in defined for n in names):
             state.drop(position, "names a new node that was dropped")
             continue
-        key = json.dumps({k: v for k, v in op.items() if k != "ref"}, sort_keys=True, default=str)
+        key = _key(op)
         if key in seen:
             state.fix(position, "repeated op kept once")
             continue
         seen.add(key)
-        parsed = _parse(state, position, {**op, "reasoning": reasoning, "grounded_in": [event]})
+        why = op.pop(_WHY, "") or reasoning
+        parsed = _parse(state, position, {**op, "reasoning": why, "grounded_in": [event]})
         if parsed is not None:
             out.append(parsed)
     return out
@@ -487,7 +505,7 @@ def _same_nodes_once(
     alias: dict[str, str] = {}
     kept = []
     for position, op in nodes:
-        key = json.dumps({k: v for k, v in op.items() if k != "ref"}, sort_keys=True, default=str)
+        key = _key(op)
         if key in first:
             alias[op["ref"]] = first[key]
             state.fix(position, "repeated node kept once")

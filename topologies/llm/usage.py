@@ -116,7 +116,7 @@ def folded_by(planners: dict[str, int], counters: dict[str, int], folded: int) -
 SIDE_TASKS = ("facts", "reconcile")
 SIDE_OUTCOMES = tuple(f"{task}_{o}" for task in SIDE_TASKS for o in ("llm", "invalid", "error",
                                                                      "skipped"))  # fmt: skip
-FACT_OUTCOMES = SIDE_OUTCOMES[:4]
+FACT_OUTCOMES = SIDE_OUTCOMES  # the fact tasks: extraction and reconcile
 # EventUsage.extra counts booked with the event
 _EXTRA_COUNTS = ("estimated_calls", "ops_dropped", "truncated")
 

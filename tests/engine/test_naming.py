@@ -1,0 +1,249 @@
+"""Names a person recognises: concept labels are noun phrases of the members' own words,
+intent titles are to-do items of the evidence's own actions (topologies.naming)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+
+from schemas.events import RawEvent
+from schemas.graph import NodeKind
+from topologies.config import EngineConfig
+from topologies.embedding import HashingEmbedder
+from topologies.engine import FoldEngine
+from topologies.heuristic_planner import HeuristicPlanner
+from topologies.memory import TenantMemory, event_node_id
+from topologies.naming import Namer, next_naming, redate, with_deadline
+from topologies.naming.labels import rank_labels
+from topologies.naming.phrases import PhraseParser, name_words
+
+MakeEvent = Callable[..., RawEvent]
+TRIP = datetime(2026, 12, 18, 8, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def parser() -> PhraseParser:
+    return PhraseParser()
+
+
+@pytest.fixture
+def namer(embedder: HashingEmbedder, parser: PhraseParser) -> Namer:
+    return Namer(embedder, parser)
+
+
+def phrases(parser: PhraseParser, body: str, title: str = "", people: tuple[str, ...] = ()) -> set:
+    (analysis,) = parser.analyse([(title, body, name_words(people))])
+    return {p.text.lower() for p in analysis.phrases}
+
+
+def actions(parser: PhraseParser, body: str) -> list[str]:
+    (analysis,) = parser.analyse([("", body, frozenset())])
+    return [a.text for a in analysis.actions]
+
+
+async def folded(engine: FoldEngine, events: list[RawEvent]) -> TenantMemory:
+    memory = engine.new_memory("alice")
+    for event in events:
+        await engine.fold(memory, event)
+    return memory
+
+
+def event_ids(events: list[RawEvent]) -> list[str]:
+    return [event_node_id("alice", e.id) for e in events]
+
+
+# ------------------------------------------------------------- label candidates
+def test_candidates_are_noun_phrases_never_function_words_or_verbs(parser: PhraseParser) -> None:
+    found = phrases(parser, "Whether or not we go, book the dentist because the tooth hurts.")
+    assert "dentist" in found and "tooth" in found
+    assert not found & {"whether", "book", "go", "because", "or"}
+
+
+def test_candidates_never_span_two_clauses(parser: PhraseParser) -> None:
+    found = phrases(parser, "Chase the landlord about the ceiling, then renew the passport.")
+    assert {"landlord", "ceiling", "passport"} <= found
+    assert all(len({"ceiling", "passport", "landlord"} & set(p.split())) <= 1 for p in found)
+
+
+def test_candidates_hold_no_name_date_or_number(parser: PhraseParser) -> None:
+    found = phrases(
+        parser,
+        "Mam Rang and Farida Osei moved the Flux Tariffs review to 19 Nov at 14:00, room 4.",
+        people=("Farida Osei <farida@example.org>",),
+    )
+    words = {w for p in found for w in p.split()}
+    assert not words & {"mam", "rang", "farida", "osei", "nov", "19", "14:00", "4"}
+    assert "review" in {p.split()[-1] for p in found}
+
+
+def test_a_phrase_never_starts_inside_a_name(parser: PhraseParser) -> None:
+    found = phrases(parser, "The Sand Creek substation transformer failed again.")
+    assert "creek substation transformer" not in found
+    assert "substation transformer" in found
+
+
+# ----------------------------------------------------------------- label check
+@pytest.mark.parametrize(
+    ("label", "problem"),
+    [
+        ("Whether", "a function word, not a topic"),
+        ("Run", "does not end in a noun"),
+        ("19 Nov", "a date or a number"),
+        ("Mam Rang", "contains a person's name"),
+        ("Passport renewal, then the trip", "spans more than one clause"),
+        ("Cousins beside", "does not end in a noun"),
+        ("Renewal of the old passport for the family trip", "longer than a short noun phrase"),
+    ],
+)
+def test_a_label_that_is_not_a_folder_name_is_refused(
+    namer: Namer, label: str, problem: str
+) -> None:
+    assert namer.label_problem(label) == problem
+
+
+def test_a_name_known_from_the_evidence_is_refused_in_a_label(namer: Namer) -> None:
+    assert namer.label_problem("Leonie party", frozenset({"leonie"})) == (
+        "contains a person's name"
+    )
+
+
+@pytest.mark.parametrize("label", ["Passport renewal", "Water damage", "Flux Tariffs launch"])
+def test_a_short_noun_phrase_passes(namer: Namer, label: str) -> None:
+    assert namer.label_problem(label) is None
+
+
+# ------------------------------------------------------------ concept labels
+async def test_a_concept_is_named_by_the_phrase_its_members_share(
+    embedder: HashingEmbedder, namer: Namer, make_event: MakeEvent
+) -> None:
+    events = [
+        make_event("Water damage in the bathroom", "The ceiling shows water damage again."),
+        make_event("Plumber visit", "The plumber checks the water damage on Wednesday."),
+        make_event("Landlord", "Sent Jonas the photos of the water damage."),
+    ]
+    engine = FoldEngine(embedder, HeuristicPlanner(embedder, EngineConfig()), EngineConfig())
+    memory = await folded(engine, events)
+    (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
+    assert namer.label_concept(memory, event_ids(events), concept.id) == "Water damage"
+    assert concept.title == "Water damage"
+
+
+def test_a_label_differs_from_its_siblings(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    texts = [
+        ("Water damage in the bathroom", "The ceiling shows water damage again."),
+        ("Plumber visit", "The plumber checks the water damage and the ceiling."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    alone = rank_labels(analyses, vectors, namer.embed)[0][1]
+    beside = rank_labels(analyses, vectors, namer.embed, [alone], namer.embed([alone]))[0][1]
+    assert alone == "Water damage" and beside not in (alone, "Damage", "Water")
+
+
+def test_naming_milestones_double() -> None:
+    sequence = [2]
+    while len(sequence) < 6:
+        sequence.append(next_naming(sequence[-1]))
+    assert sequence == [2, 4, 8, 16, 32, 64]
+    assert next_naming(3) == 6  # a concept formed with three members
+
+
+async def test_a_concept_is_renamed_at_its_growth_milestones_only(
+    embedder: HashingEmbedder, make_event: MakeEvent
+) -> None:
+    config = EngineConfig(assign_similarity=0.3, pair_similarity=0.3)
+    planner = HeuristicPlanner(embedder, config)
+    engine = FoldEngine(embedder, planner, config)
+    memory = engine.new_memory("alice")
+    texts = [
+        ("Bathroom ceiling leak", "Water drips from the bathroom ceiling leak."),
+        ("Bathroom ceiling leak again", "The bathroom ceiling leak is worse."),
+        ("Bathroom ceiling leak damage", "The bathroom ceiling leak left water damage."),
+        ("Bathroom ceiling leak photos", "Photos of the water damage from the ceiling leak."),
+        ("Bathroom ceiling leak report", "The water damage report on the bathroom ceiling leak."),
+    ]
+    seen: list[tuple[int, str, int]] = []  # (members, title, members when last named)
+    for title, body in texts:
+        await engine.fold(memory, make_event(title, body))
+        for concept in memory.graph.nodes(NodeKind.CONCEPT):
+            attrs = concept.attrs
+            seen.append((int(attrs["members"]), concept.title, int(attrs["named_at"])))
+    assert [(m, n) for m, _, n in seen] == [(2, 2), (3, 2), (4, 4), (5, 4)]
+    titles = [t for _, t, _ in seen]
+    assert titles[0] == titles[1] and titles[2] == titles[3]  # named when formed, then at 4
+    (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
+    members = planner.namer.concept_members(memory, concept.id)
+    assert len(members) == 5
+    assert titles[2] == planner.namer.label_concept(memory, members[:4], concept.id)
+
+
+# ------------------------------------------------------------------- titles
+def test_actions_are_imperatives_of_what_the_text_asks(parser: PhraseParser) -> None:
+    found = actions(
+        parser,
+        "I need to renew my passport before the trip. The airline changed the booking. "
+        "Please confirm both appointments.",
+    )
+    assert "renew the passport before the trip" in found
+    assert "confirm both appointments" in found
+    assert not any(a.startswith("change") for a in found)  # a report, not a to-do
+
+
+async def test_an_intent_title_is_an_action_from_the_evidence_with_its_deadline(
+    embedder: HashingEmbedder, namer: Namer, make_event: MakeEvent
+) -> None:
+    events = [
+        make_event("Passport problem", "Mine expires in March: I need to renew the passport."),
+        make_event("Flights booked", "Flights to Bangkok on 18 Dec are booked."),
+        make_event("Passport photo", "Got the photo for the passport renewal."),
+    ]
+    engine = FoldEngine(embedder, HeuristicPlanner(embedder, EngineConfig()), EngineConfig())
+    memory = await folded(engine, events)
+    title = namer.title_intent(memory, event_ids(events), TRIP)
+    assert title == "Renew the passport (by 18 Dec)"
+    assert namer.title_problem(title) is None
+    assert " before " not in title.replace(" before the trip", "")
+
+
+def test_titles_that_are_not_to_do_items_are_refused(namer: Namer) -> None:
+    assert namer.title_problem("Book before Parcel Elephants (by 19 Nov)") is not None
+    assert namer.title_problem("Launch plan") == "does not start with an action"
+    assert namer.title_problem("Renew the passport before the trip (by 18 Dec)") is None
+
+
+def test_the_deadline_suffix_is_replaced_not_stacked() -> None:
+    title = with_deadline("Renew the passport", TRIP)
+    assert title == "Renew the passport (by 18 Dec)"
+    assert with_deadline(title, datetime(2026, 12, 4, tzinfo=UTC)) == (
+        "Renew the passport (by 4 Dec)"
+    )
+
+
+async def test_the_description_says_why_in_sentences(
+    embedder: HashingEmbedder, namer: Namer, make_event: MakeEvent
+) -> None:
+    events = [
+        make_event("Passport problem", "Mine expires in March: I need to renew it.", hours=0),
+        make_event("#family", "Flights to Bangkok on 18 Dec are booked for us.", hours=30),
+        make_event("Passport photo", "Got the photo for the passport renewal.", hours=60),
+    ]
+    engine = FoldEngine(embedder, HeuristicPlanner(embedder, EngineConfig()), EngineConfig())
+    memory = await folded(engine, events)
+    text = namer.describe_intent(
+        memory, event_ids(events), [], TRIP, event_node_id("alice", events[1].id)
+    )
+    lines = text.split("\n")
+    flights = '"Flights to Bangkok on 18 Dec are booked for us."'
+    assert lines[0] == (
+        "This came up because 3 events between 2 Nov and 4 Nov 2026 point to the same goal. "
+        f'It started with "Passport problem" (2 Nov), then {flights} (3 Nov); '
+        'the latest is "Passport photo" (4 Nov).'
+    )
+    assert "#family" not in text  # a channel name says nothing: the text is quoted instead
+    assert lines[1] == f"Due by 18 Dec 2026, from {flights}."
+    assert all(line.endswith(".") for line in lines)
+    assert redate(text, datetime(2026, 12, 4, tzinfo=UTC)).endswith("Due by 4 Dec 2026.")

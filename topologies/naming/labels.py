@@ -1,0 +1,207 @@
+"""Concept labels: the noun phrase a person would write on the folder.
+
+Candidates are the members' own noun phrases (:mod:`topologies.naming.phrases`). Each is
+scored by how central it is to the members (cosine to the centroid of their vectors, the
+KeyBERT idea), how many members use it or its head noun (coverage), whether a member's title
+uses it, and how close it is to a sibling concept's label (maximal marginal relevance: two
+folders must not carry the same name). :func:`label_problem` says why a proposed label (the
+LLM's, or anything else) is not a folder name.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from topologies.naming.phrases import Analysis
+from topologies.text import MONTHS, STOPWORDS, WEEKDAYS, zipf
+
+Matrix = npt.NDArray[np.float32]
+Embed = Callable[[list[str]], Matrix]
+
+MAX_CANDIDATES = 8  # phrases embedded per naming (the best by coverage first)
+COVERAGE_WEIGHT = 0.2  # share of members that use the phrase
+HEAD_WEIGHT = 0.2  # share of members that use its head noun
+TITLE_BONUS = 0.05
+SIBLING_WEIGHT = 0.5  # MMR: penalty per unit of cosine to the closest sibling label
+COMMON_ZIPF = 5.6  # a lone word this common ("time", "thing", "day") names nothing
+COMMON_PENALTY = 0.2
+TITLE_HEAD_WEIGHT = 0.5  # share of member titles that use the head (a title says the kind)
+RARE_ZIPF = 1.0  # a head word English does not know (jargon, codes, other languages)
+RARE_PENALTY = 0.1
+MAX_LABEL_WORDS = 5
+MAX_LABEL_CHARS = 60
+UNTITLED = "Untitled"
+
+
+@dataclass
+class _Stats:
+    members: int
+    df: Counter[str] = field(default_factory=Counter)
+    head_df: Counter[str] = field(default_factory=Counter)
+    in_title: Counter[str] = field(default_factory=Counter)
+    title_heads: Counter[str] = field(default_factory=Counter)
+    forms: dict[str, Counter[str]] = field(default_factory=dict)
+    heads: dict[str, str] = field(default_factory=dict)
+    lower_words: set[str] = field(default_factory=set)  # words seen in lower case
+
+
+def _stats(analyses: Sequence[Analysis]) -> _Stats:
+    stats = _Stats(members=len(analyses))
+    for analysis in analyses:
+        stats.df.update(analysis.keys)
+        stats.head_df.update(analysis.heads)
+        stats.in_title.update({p.key for p in analysis.phrases if p.in_title})
+        stats.title_heads.update({p.head for p in analysis.phrases if p.in_title})
+        for phrase in analysis.phrases:
+            stats.forms.setdefault(phrase.key, Counter())[phrase.text] += 1
+            stats.heads[phrase.key] = phrase.head
+            stats.lower_words.update(w for w in phrase.text.split() if w.islower())
+    return stats
+
+
+def surface(text: str, lower_words: set[str]) -> str:
+    """Sentence case; acronyms, mixed-case names and words never written in lower case stay."""
+    words = []
+    for word in text.split():
+        keep = (
+            (word.isupper() and len(word) > 1)
+            or any(ch.isupper() for ch in word[1:])
+            or (word[:1].isupper() and word.lower() not in lower_words)
+        )
+        words.append(word if keep else word.lower())
+    out = " ".join(words)
+    return out[:1].upper() + out[1:]
+
+
+def _taken(label: str, siblings: list[frozenset[str]]) -> bool:
+    """A sibling's label, or a part of it ("Damage" beside "Water damage"), is taken."""
+    words = frozenset(label.casefold().split())
+    return any(words <= sibling for sibling in siblings)
+
+
+def _nameable(key: str, stats: _Stats, names: frozenset[str]) -> bool:
+    """Not a person's name, and a head English knows or the members write in lower case
+    (a capitalised unknown word is a name or a foreign word: "Joost", "Bevestigd")."""
+    head = stats.heads[key]
+    if names.intersection(key.split()):
+        return False
+    return zipf(head) >= RARE_ZIPF or head in stats.lower_words
+
+
+def _lexical(stats: _Stats, key: str) -> float:
+    return (
+        stats.df[key]
+        + 0.5 * stats.head_df[stats.heads[key]]
+        + 0.5 * min(1, stats.in_title[key])
+        + 0.1 * len(key.split())
+    )
+
+
+def rank_labels(
+    analyses: Sequence[Analysis],
+    vectors: Matrix,
+    embed: Embed,
+    siblings: Sequence[str] = (),
+    sibling_vectors: Matrix | None = None,
+    names: frozenset[str] = frozenset(),
+) -> list[tuple[float, str]]:
+    """(score, label) of the candidate phrases, best first. ``names``: lower-cased words of
+    the people in any member (a name one member mentions is a name in all of them)."""
+    stats = _stats(analyses)
+    taken = [frozenset(s.casefold().split()) for s in siblings]
+    keys = sorted(
+        (k for k in stats.df if _nameable(k, stats, names)),
+        key=lambda k: (-_lexical(stats, k), k),
+    )
+    forms = {k: stats.forms[k].most_common(1)[0][0] for k in keys}
+    keys = [k for k in keys if not _taken(surface(forms[k], stats.lower_words), taken)]
+    keys = keys[:MAX_CANDIDATES]
+    if not keys:
+        return []
+    labels = [surface(forms[k], stats.lower_words) for k in keys]
+    phrase_vectors = embed(labels)
+    centroid = vectors.mean(axis=0) if len(vectors) else np.zeros(phrase_vectors.shape[1])
+    norm = float(np.linalg.norm(centroid))
+    central = phrase_vectors @ (centroid / norm) if norm else np.zeros(len(keys))
+    if sibling_vectors is not None and len(sibling_vectors):
+        closeness = (phrase_vectors @ sibling_vectors.T).max(axis=1)
+    else:
+        closeness = np.zeros(len(keys))
+    n = max(1, stats.members)
+    scored = []
+    for i, key in enumerate(keys):
+        head = stats.heads[key]
+        score = (
+            float(central[i])
+            + COVERAGE_WEIGHT * (stats.df[key] - 1) / max(1, n - 1)
+            + HEAD_WEIGHT * stats.head_df[head] / n
+            + (TITLE_BONUS if stats.in_title[key] else 0.0)
+            + TITLE_HEAD_WEIGHT * stats.title_heads[head] / n
+            - SIBLING_WEIGHT * max(0.0, float(closeness[i]))
+        )
+        if " " not in key and zipf(head) >= COMMON_ZIPF:
+            score -= COMMON_PENALTY
+        if zipf(head) < RARE_ZIPF:
+            score -= RARE_PENALTY
+        scored.append((score, labels[i]))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return _maximal(scored, stats, dict(zip(labels, keys, strict=True)))
+
+
+def _maximal(
+    scored: list[tuple[float, str]], stats: _Stats, key_of: dict[str, str]
+) -> list[tuple[float, str]]:
+    """The best phrase grows to its longest extension used by the same members: "Water
+    damage" rather than "Damage" when every member that says damage says water damage."""
+    top_score, top = scored[0]
+    key = key_of[top]
+    longer = [
+        label
+        for _, label in scored[1:]
+        if key_of[label].endswith(" " + key) and stats.df[key_of[label]] == stats.df[key]
+    ]
+    if not longer:
+        return scored
+    best = max(longer, key=lambda label: (len(key_of[label]), label))
+    return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
+
+
+# ----------------------------------------------------------------- the check
+_CLAUSE_MARKS = (".", "!", "?", ";", ":", ",", "\n", " - ", " – ", "|", "(", ")")
+_CALENDAR = frozenset(MONTHS) | frozenset(WEEKDAYS)
+_FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
+
+
+def label_problem(label: str, doc: object, names: frozenset[str] = frozenset()) -> str | None:
+    """Why ``label`` is not a folder name (None when it is one). ``doc`` is its spaCy parse;
+    ``names`` are lower-cased words of people's names known from the evidence."""
+    text = label.strip()
+    if not text:
+        return "empty"
+    if len(text) > MAX_LABEL_CHARS or len(text.split()) > MAX_LABEL_WORDS:
+        return "longer than a short noun phrase"
+    if any(mark in text for mark in _CLAUSE_MARKS):
+        return "spans more than one clause"
+    tokens = [t for t in doc if not t.is_punct and not t.is_space]  # type: ignore[attr-defined]
+    if not tokens:
+        return "no words"
+    lows = [t.lower_ for t in tokens]
+    if all(w in STOPWORDS or t.is_stop for w, t in zip(lows, tokens, strict=True)):
+        return "a function word, not a topic"
+    if all(t.like_num or t.lower_ in _CALENDAR or t.ent_type_ in ("DATE", "TIME") for t in tokens):
+        return "a date or a number"
+    if any(t.ent_type_ == "PERSON" or t.lower_ in names for t in tokens):
+        return "contains a person's name"
+    if any(t.tag_ in _FINITE for t in tokens):
+        return "a clause, not a noun phrase"
+    last = tokens[-1]
+    if last.pos_ not in ("NOUN", "PROPN") and not (last.pos_ == "VERB" and last.tag_ == "VBG"):
+        return "does not end in a noun"
+    if len(tokens) == 1 and tokens[0].pos_ == "VERB":
+        return "a verb"
+    return None
