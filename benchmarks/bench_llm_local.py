@@ -141,6 +141,7 @@ class ReplayCache:
                     self.entries[entry["key"]] = entry
         self.hits = 0
         self.misses = 0
+        self.replayed_seconds = 0.0  # what the replayed replies took when they were asked
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
         self.entries[key] = entry
@@ -163,6 +164,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         entry = self.cache.entries.get(key)
         if entry is not None:
             self.cache.hits += 1
+            self.cache.replayed_seconds += float(entry.get("seconds", 0.0))
             return httpx.Response(
                 entry["status"],
                 headers={"content-type": entry["content_type"]},
@@ -267,7 +269,7 @@ async def fold_with_model(
         for event in events:
             if not alive():
                 raise SystemExit("the model server stopped: run again to continue")
-            misses = cache.misses
+            misses, replayed = cache.misses, cache.replayed_seconds
             before = dict(folded.memory.meta.get(PLANNED_BY_KEY) or {})
             fold_started = time.perf_counter()
             result = await engine.fold(folded.memory, event)
@@ -285,6 +287,7 @@ async def fold_with_model(
             author = next((k for k, v in after.items() if v != before.get(k, 0)), "")
             row = event_row(planner, event, result.ops, author, fold_seconds)
             row["live"] = cache.misses > misses
+            row["seconds"] = round(row["seconds"] + cache.replayed_seconds - replayed, 3)
             outcome.live_events += int(row["live"])
             outcome.rows.append(row)
             with results.open("a") as fh:
