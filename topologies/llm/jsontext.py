@@ -74,7 +74,7 @@ def extract_json_object(text: str | None) -> dict[str, Any]:
     first_error = ""
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
+            value = json.loads(candidate, strict=False)  # raw newlines in strings
         except ValueError as exc:
             first_error = first_error or f"{exc}"
             continue
@@ -100,7 +100,7 @@ def complete_ops_prefix(text: str | None) -> dict[str, Any] | None:
     ops: list[Any] = []
     for span in _balanced_objects(cleaned[match.end() :]):
         try:
-            value = json.loads(span)
+            value = json.loads(span, strict=False)
         except ValueError:
             continue
         if isinstance(value, dict):
@@ -109,7 +109,7 @@ def complete_ops_prefix(text: str | None) -> dict[str, Any] | None:
         return None
     notes = _NOTES.search(cleaned)
     try:
-        note = json.loads(f'"{notes.group(1)}"') if notes else ""
+        note = json.loads(f'"{notes.group(1)}"', strict=False) if notes else ""
     except ValueError:
         note = ""
     return {"notes": note, "ops": ops}
