@@ -178,9 +178,9 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             content = await response.aread()
         finally:
             await response.aclose()
-        if response.status_code == 200:
+        if response.status_code == 200 or b"response_format" in content:
             self.cache.put(key, {
-                "status": 200,
+                "status": response.status_code,
                 "content_type": response.headers.get("content-type", "application/json"),
                 "body": base64.b64encode(content).decode(),
                 "seconds": round(time.perf_counter() - started, 3),
@@ -324,6 +324,7 @@ def event_row(
         "dropped": plan.extra.get("dropped", []) if plan else [],
         "fixes": plan.extra.get("fixes", []) if plan else [],
         "facts": int(plan.extra.get("facts", 0)) if plan else 0,
+        "concept_from_rules": int(plan.extra.get("concept_from_rules", 0)) if plan else 0,
         "error": str(plan.extra.get("error", ""))[:300] if plan else "",
     }
 
@@ -353,6 +354,7 @@ def plan_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens_out_per_event": sum(r["tokens_out"] for r in rows) / n,
         "tokens_estimated": any(r["estimated"] for r in rows),
         "facts_per_event": sum(r["facts"] for r in rows) / n,
+        "concept_from_rules": sum(r.get("concept_from_rules", 0) for r in rows) / n,
     }
 
 
@@ -444,9 +446,9 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
         "## How the events were planned",
         "",
         "| scenario | events | valid non-empty | first reply | repaired | empty kept | "
-        "fallbacks | calls/event | s/event (median) | server CPU s/event | tokens in/out per event "
-        "| facts/event |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "fallbacks | concept from the rules | calls/event | s/event (median) | "
+        "server CPU s/event | tokens in/out per event | facts/event |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rep in [*reports, None]:
         plans = total if rep is None else rep.plans
@@ -457,7 +459,8 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {plans['events']} | {_pct(plans['valid_non_empty'])} | "
             f"{_pct(plans['first_reply'])} | {_pct(plans['repaired'])} | "
-            f"{_pct(plans['empty_accepted'])} | {fallbacks} | {plans['calls_per_event']:.2f} | "
+            f"{_pct(plans['empty_accepted'])} | {fallbacks} | "
+            f"{_pct(plans['concept_from_rules'])} | {plans['calls_per_event']:.2f} | "
             f"{plans['seconds_per_event']:.1f} ({plans['seconds_median']:.1f}) | "
             f"{'-' if cpu is None else f'{cpu:.1f}'} | {est}{plans['tokens_in_per_event']:.0f} / "
             f"{plans['tokens_out_per_event']:.0f} | {plans['facts_per_event']:.2f} |"
@@ -468,7 +471,9 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
         "one op after slips were mended or dropped, or the reinforcement of a near-duplicate "
         "event (no call). Fallbacks: events planned by the heuristic "
         "planner instead (invalid: no usable op after repair; empty: no op, the heuristic had "
-        "some; error: timeout or server error). Calls include fact-reconciliation calls. "
+        "some; error: timeout or server error). Concept from the rules: the model's plan gave "
+        "the event no concept close to it, the heuristic planner's concept was added. Calls "
+        "include fact-reconciliation calls. "
         "Seconds: from sending a request to its last token (wall clock, loaded machine); server "
         "CPU: the llama.cpp process's CPU time per event asked live. Tokens marked ~ are "
         "estimated (a streamed reply carries no usage: output tokens are its chunks, input "

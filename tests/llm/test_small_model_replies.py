@@ -257,3 +257,38 @@ async def test_the_heuristics_dates_and_event_links_join_the_models_plan(
     assert graph.edge(times[0].id, event, EdgeKind.DEADLINE_FOR) is not None
     assert concepts(rig) == ["Client demo"]  # the model's concept, not the heuristic's
     assert last_usage(rig).extra["rule_ops"] == 2
+
+
+async def test_a_listed_concept_far_from_the_event_is_not_its_concept(
+    make_rig: Callable[..., Rig], make_event: Any
+) -> None:
+    """A small model answers the only listed concept for every event: one concept swallows
+    the stream. Only concepts at the engine's assignment similarity may be the event's."""
+    rig = make_rig()
+    rig.fake.push(Reply(content=plan_json(*new_concept("Flux tariffs"))))
+    await fold(rig, make_event("Launch sync", "Flux tariffs launch agenda"))
+    answer = {"notes": "dentist", "concept": "C1", "facts": [], "ops": []}
+    rig.fake.push(Reply(content=json.dumps(answer)), Reply(content=json.dumps(answer)))
+    await fold(rig, make_event("Dentist", "Crown on the lower molar, Tuesday"))
+    body = rig.fake.requests[1]
+    assert "No listed concept is close to the event" in prompt_of(body)
+    graph = rig.memory().graph
+    (concept,) = graph.nodes(NodeKind.CONCEPT)
+    assert graph.edge(event_node_id("alice", "ev-0002"), concept.id, EdgeKind.REINFORCES) is None
+    assert "is not close to the event" in " ".join(rig.fake.requests[2]["messages"][-1]["content"]
+                                                   .split())  # fmt: skip
+
+
+def test_the_grammar_offers_only_close_concepts_as_the_events_concept() -> None:
+    from topologies.llm.prompts.plan_update import IdMap, grammar_schema
+
+    ids = IdMap()
+    ids.add(NodeKind.EVENT, "e", event=True)
+    ids.add(NodeKind.CONCEPT, "near")  # C1
+    ids.add(NodeKind.CONCEPT, "far")  # C2
+    ids.sims.update({"C1": 0.7, "C2": 0.1})
+    close = ids.close_concepts(0.4)
+    schema = grammar_schema(ids, 6, close)
+    choices = schema["properties"]["concept"]["anyOf"]
+    assert close == ["C1"] and choices[0]["enum"] == ["C1"]
+    assert {"type": "null"} in choices and "pattern" in choices[1]  # or a new noun phrase

@@ -100,6 +100,9 @@ class LLMConfig(BaseModel):
     # where the facts layer gets its items: the plan's FACT nodes (no extra call), a call of
     # its own per event, or the deterministic rules
     facts: FactSource = "plan"
+    # a listed concept may be the event's concept at this cosine to the event (the factory
+    # sets the engine's EngineConfig.assign_similarity, the heuristic planner's own threshold)
+    concept_similarity: float = Field(default=0.40, ge=-1.0, le=1.0)
     # add the heuristic planner's dates and event links (TIME nodes, entity links between
     # events) to the model's plan: rules find those well and at no cost
     rule_structure: bool = True

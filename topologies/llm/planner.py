@@ -184,9 +184,10 @@ class LLMPlanner:
         ctx = {"tenant": usage.tenant, "event_id": usage.event_id}
         messages, ids = plan_update.build_messages(request, self.config)
         request.consulted.update(ids.short_to_node.values())  # what the model was shown
-        grammar = plan_update.grammar_schema(ids, self.config.max_plan_ops)
+        close = ids.close_concepts(self.config.concept_similarity)
+        grammar = plan_update.grammar_schema(ids, self.config.max_plan_ops, close)
         reply = await self._call(messages, grammar, usage, ctx)
-        checked = self._check(request, reply, ids)
+        checked = self._check(request, reply, ids, close)
         rounds = 0
         while (
             checked.plan is None
@@ -199,7 +200,7 @@ class LLMPlanner:
             log.info("llm_repair", error=checked.error[:300], round=rounds, **ctx)
             repair_messages = repair.build_repair_messages(messages, reply.text, checked.error)
             reply = await self._call(repair_messages, grammar, usage, ctx)
-            checked = self._check(request, reply, ids)
+            checked = self._check(request, reply, ids, close)
         usage.extra["mode"] = reply.mode
         if checked.dropped:
             usage.extra["ops_dropped"] = len(checked.dropped)
@@ -270,7 +271,9 @@ class LLMPlanner:
         if reply.truncated:
             usage.extra["truncated"] = int(usage.extra.get("truncated", 0)) + 1
 
-    def _check(self, request: PlanRequest, reply: LLMReply, ids: plan_update.IdMap) -> Checked:
+    def _check(
+        self, request: PlanRequest, reply: LLMReply, ids: plan_update.IdMap, close: list[str]
+    ) -> Checked:
         """Map, fix and validate one reply; ops the validator refuses are dropped."""
         data, error = reply.data, reply.error
         if error is not None:
@@ -287,6 +290,7 @@ class LLMPlanner:
                 self.config.max_plan_ops,
                 request.now.tzinfo,
                 f"{event.title}\n{event.body}",
+                close,
             )
         except PlanRejectedError as exc:
             return Checked(None, str(exc))
@@ -354,7 +358,8 @@ class LLMPlanner:
     async def _with_rule_structure(
         self, request: PlanRequest, plan: UpdatePlan, usage: EventUsage
     ) -> UpdatePlan:
-        """The model's plan plus the heuristic planner's dates and event links (no call)."""
+        """The model's plan plus the heuristic planner's dates and event links (no call); when
+        the model's plan gives the event no concept, the heuristic's concept too."""
         if not self.config.rule_structure or self.heuristic is None:
             return plan
         graph = request.memory.graph
@@ -363,7 +368,8 @@ class LLMPlanner:
             node = graph.get(graph.resolve(node_id))
             return None if node is None else node.kind
 
-        extra = rule_structure(await self.heuristic.plan(request), kind_of)
+        concept = _grounds_a_concept(request, plan)
+        extra = rule_structure(await self.heuristic.plan(request), kind_of, concepts=not concept)
         have = {(op.src, op.dst, op.kind) for op in plan.ops if isinstance(op, AddEdge)}
         extra = [op for op in extra if not isinstance(op, AddEdge) or (op.src, op.dst, op.kind)
                  not in have]  # fmt: skip
@@ -377,6 +383,8 @@ class LLMPlanner:
                      tenant=request.event.tenant, event_id=request.event.id)  # fmt: skip
             return plan
         usage.extra["rule_ops"] = len(extra)
+        if not concept and _grounds_a_concept(request, merged):
+            usage.extra["concept_from_rules"] = 1
         return merged
 
     # ------------------------------------------------------------------ names
@@ -641,4 +649,16 @@ def _concept_edit(request: PlanRequest, op: PlanOp) -> bool:
     if isinstance(op, MergeNodes):
         nodes = [graph.get(graph.resolve(i)) for i in (op.keep, *op.absorb)]
         return all(n is not None and n.kind == NodeKind.CONCEPT for n in nodes)
+    return False
+
+
+def _grounds_a_concept(request: PlanRequest, plan: UpdatePlan) -> bool:
+    """Does the plan make the event evidence of a concept (existing or new)?"""
+    graph, event = request.memory.graph, request.event_node.id
+    new = {op.ref for op in plan.ops if isinstance(op, AddNode) and op.kind == NodeKind.CONCEPT}
+    for op in plan.ops:
+        if isinstance(op, AddEdge) and op.src == event and op.kind in _EVIDENCE:
+            node = graph.get(graph.resolve(op.dst))
+            if op.dst in new or (node is not None and node.kind == NodeKind.CONCEPT):
+                return True
     return False

@@ -41,7 +41,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from schemas.errors import PlanRejectedError
 from schemas.graph import EDGE_RULES, EdgeKind, NodeKind
-from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, UpdateNode, UpdatePlan
+from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, RemoveNode, UpdateNode, UpdatePlan
 from topologies.llm.prompts.plan_update import (
     EVENT_ID,
     EXAMPLE_ID,
@@ -90,7 +90,7 @@ class Converted:
     fixes: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # bound breaches: the reply is not used
-    ops_in_reply: int = 0  # ops the reply listed, before anything was dropped
+    ops_in_reply: int = 0  # what the reply listed (concept, facts, ops), before any was dropped
 
     @property
     def empty_reply(self) -> bool:
@@ -160,9 +160,11 @@ def convert(
     max_ops: int,
     tz: tzinfo | None = None,
     event_text: str = "",
+    close: list[str] | None = None,
 ) -> Converted:
     """The reply as an UpdatePlan (maybe with no ops); PlanRejectedError when the reply is not
-    a plan at all (no ``ops`` list). ``event_text``: what a new FACT must be a statement of."""
+    a plan at all (no ``ops`` list). ``event_text``: what a new FACT must be a statement of;
+    ``close``: the listed concepts close enough to be the event's concept (None: any)."""
     raw_ops = data.get("ops", [] if ("concept" in data or "facts" in data) else None)
     if not isinstance(raw_ops, list):
         raise PlanRejectedError(
@@ -178,7 +180,7 @@ def convert(
     if len(listed) > max_ops:
         state.dropped.append(f"ops after the first {max_ops} dropped ({len(listed)} listed)")
         listed = listed[:max_ops]
-    answers = _answers(state, data.get("concept"), data.get("facts"))
+    answers = _answers(state, data.get("concept"), data.get("facts"), close)
     state.labels = [label for label, _ in answers] + [f"op {i}" for i in range(len(listed))]
     listed = [op for _, op in answers] + listed
     _define_nodes(state, listed)
@@ -189,19 +191,31 @@ def convert(
             converted.append((position, op))
     ops = _order_and_ground(state, converted, notes)
     plan = UpdatePlan(ops=ops, planner=planner, notes=notes)
-    return Converted(plan, notes, state.fixes, state.dropped, state.refused, len(listed))
+    said = len(raw_ops) + _answered(data.get("concept"), data.get("facts"))
+    return Converted(plan, notes, state.fixes, state.dropped, state.refused, said)
 
 
-def _answers(state: _State, concept: Any, facts: Any) -> list[tuple[str, dict[str, Any]]]:
+def _answers(
+    state: _State, concept: Any, facts: Any, close: list[str] | None
+) -> list[tuple[str, dict[str, Any]]]:
     """The reply's concept and facts as the ops they stand for: ``E REINFORCES C3`` or a new
-    CONCEPT (the event grounds it), and a new FACT per statement."""
+    CONCEPT (the event grounds it), and a new FACT per statement. A listed concept that is not
+    close to the event is not its concept (a small model picks the only one listed)."""
     out: list[tuple[str, dict[str, Any]]] = []
     theme = _text(concept)
     if theme and theme.lower() not in ("null", "none") and not is_placeholder(theme):
-        short = state.ids.lookup(theme) or _same_title(state.ids, theme)
+        named = state.ids.lookup(theme)
+        short = named or _same_title(state.ids, theme)
         if short is not None and short != theme.strip():
             state.fixes.append(f"concept {theme[:40]!r} is the listed {short}: reinforced")
-        if short is not None or _SHORT.match(theme):
+        if named is not None and close is not None and named not in close:
+            sim = state.ids.sims.get(named)
+            state.dropped.append(
+                f"concept: {named} is not close to the event"
+                + (f" (sim {sim:.2f})" if sim is not None else "")
+                + ": not its theme"
+            )
+        elif short is not None or _SHORT.match(theme):
             out.append(("concept", {"op": "ADD_EDGE", "src": EVENT_ID, "kind": "REINFORCES",
                                     "dst": short or theme}))  # fmt: skip
         else:
@@ -212,6 +226,14 @@ def _answers(state: _State, concept: Any, facts: Any) -> list[tuple[str, dict[st
         if text:
             out.append((f"fact {i}", {"op": "ADD_NODE", "kind": "FACT", "title": text}))
     return out
+
+
+def _answered(concept: Any, facts: Any) -> int:
+    """How many answers the reply gave besides its ops (a concept, statements)."""
+    theme = _text(concept)
+    given = int(bool(theme) and theme.lower() not in ("null", "none"))
+    statements = facts if isinstance(facts, list) else [facts] if facts else []
+    return given + sum(1 for f in statements if _text(f))
 
 
 def _same_title(ids: IdMap, title: str) -> str | None:
@@ -590,13 +612,19 @@ def fact_ops(plan: UpdatePlan) -> tuple[UpdatePlan, list[AddNode]]:
 
 
 def rule_structure(
-    heuristic: UpdatePlan, kind_of: Callable[[str], NodeKind | None]
+    heuristic: UpdatePlan, kind_of: Callable[[str], NodeKind | None], concepts: bool = False
 ) -> list[PlanOp]:
     """The heuristic plan's dates and event links, to add to the model's plan: its new TIME
     nodes and the edges among events and those TIME nodes (entity links, DEADLINE_FOR to an
-    event). Nothing that names a concept, a fact or an intent: those are the model's to
-    decide. Refs are renamed ``h1``, ``h2``, ... (the model's are ``n1``, ...)."""
+    event). Nothing that names a concept, a fact or an intent, those are the model's to
+    decide, unless ``concepts`` (the model gave the event no concept): then the heuristic's
+    whole plan. Refs are renamed ``h1``, ``h2``, ... (the model's are ``n1``, ...)."""
     refs: dict[str, str] = {}
+    if concepts:
+        for op in heuristic.ops:
+            if isinstance(op, AddNode):
+                refs[op.ref] = f"h{len(refs) + 1}"
+        return [_renamed(op, refs) for op in heuristic.ops]
     kinds: dict[str, NodeKind] = {}
     out: list[PlanOp] = []
     for op in heuristic.ops:
@@ -615,3 +643,18 @@ def rule_structure(
             out.append(op.model_copy(update={"src": src, "dst": dst}))
     linked = {n for op in out if isinstance(op, AddEdge) for n in (op.src, op.dst)}
     return [op for op in out if not isinstance(op, AddNode) or op.ref in linked]
+
+
+def _renamed(op: PlanOp, refs: dict[str, str]) -> PlanOp:
+    """The op with plan refs renamed (``refs``: old -> new)."""
+    if isinstance(op, AddNode):
+        return op.model_copy(update={"ref": refs.get(op.ref, op.ref)})
+    if isinstance(op, AddEdge):
+        return op.model_copy(update={"src": refs.get(op.src, op.src),
+                                     "dst": refs.get(op.dst, op.dst)})  # fmt: skip
+    if isinstance(op, MergeNodes):
+        absorb = [refs.get(a, a) for a in op.absorb]
+        return op.model_copy(update={"keep": refs.get(op.keep, op.keep), "absorb": absorb})
+    if isinstance(op, UpdateNode | RemoveNode):
+        return op.model_copy(update={"id": refs.get(op.id, op.id)})
+    return op
