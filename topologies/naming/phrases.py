@@ -24,11 +24,13 @@ from functools import lru_cache
 from typing import Any
 
 from schemas.graph import Node
-from topologies.text import LABEL_SKIP, MONTHS, STOPWORDS, WEEKDAYS, wordset
+from topologies.text import LABEL_SKIP, MONTHS, STOPWORDS, WEEKDAYS, wordset, zipf
 
-MAX_PARSE_CHARS = 1500  # of an event's body: names come from what it is about, up front
+MAX_PARSE_CHARS = 600  # of an event's body: names come from what it is about, up front
 CACHE_SIZE = 8192  # parsed events kept per parser
 MAX_MODIFIERS = 2  # words before the head in a phrase ("bathroom water damage")
+PERSON_NAME_WORDS = 2  # a display name this short is a person's ("Jana Okafor")
+COMMON_NAME_ZIPF = 4.0  # an organisation's word this common is a topic word ("billing")
 
 # tokens that never belong in a name
 _SKIP_POS = frozenset(
@@ -62,6 +64,7 @@ class Phrase:
     text: str  # as written: "water damage"
     head: str  # lower-cased lemma of the head noun
     in_title: bool
+    counted: bool = False  # a unit right after a number: "10 km", "5 mg"
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,7 @@ class Action:
 class Analysis:
     phrases: tuple[Phrase, ...]
     actions: tuple[Action, ...]
+    named: tuple[Phrase, ...] = ()  # names of things (not people): "Kessler Logistik"
 
     @property
     def keys(self) -> frozenset[str]:
@@ -100,15 +104,21 @@ def load_pipeline() -> Any:
 
 
 def name_words(participants: Iterable[str], owner: str = "") -> frozenset[str]:
-    """Lower-cased words of the people taking part (display names and mailbox names)."""
+    """Lower-cased words of the people taking part (display names and mailbox names).
+
+    A short display name ("Jana Okafor", "Coach Renée") is a person's: all its words count.
+    A longer one is an organisation's or a role's ("Colorado PUC Press Office", "Prairie
+    Shield Health"), and so is a mailbox ("billing@..."): only their uncommon words count, so
+    "press", "billing" or "visa" stay topics."""
     words: set[str] = set()
     for raw in [*participants, owner]:
         person = str(raw)
-        if "@" in person and "<" not in person:
-            person = person.split("@", 1)[0]
-        else:
-            person = person.split("<", 1)[0]
-        words.update(w.lower() for w in re.findall(r"[^\W\d_][\w'’\-]+", person))
+        mailbox = "@" in person and "<" not in person
+        person = person.split("@", 1)[0] if mailbox else person.split("<", 1)[0]
+        found = [w.lower() for w in re.findall(r"[^\W\d_][\w'’\-]+", person)]
+        if mailbox or len(found) > PERSON_NAME_WORDS:
+            found = [w for w in found if zipf(w) < COMMON_NAME_ZIPF]
+        words.update(found)
     return frozenset(words - STOPWORDS)
 
 
@@ -134,6 +144,33 @@ def _lemma(token: Any) -> str:
     return lemma if _WORD.match(lemma) else token.lower_
 
 
+def _counted(token: Any) -> bool:
+    """A short word right after a number: a unit ("10 km", "5 mg", "3 hrs")."""
+    if token.i == 0 or len(token.text) > 3:
+        return False
+    before = token.doc[token.i - 1]
+    return bool(before.like_num) or before.text[-1:].isdigit()
+
+
+def _named_phrase(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
+    """A chunk headed by a proper noun that is no person's name: a project, a place, a
+    company, an event ("Kessler Logistik", "Willow Creek Care Center")."""
+    head = chunk.root
+    if head.pos_ != "PROPN" or not _keepable(head, names):
+        return []
+    run: list[Any] = []
+    for token in chunk:
+        if token.i > head.i:
+            break
+        run = [*run, token] if _keepable(token, names) else []
+    if not run or run[-1].i != head.i or len(run) > MAX_MODIFIERS + 2:
+        return []
+    if not any(t.text[:1].isupper() for t in run):
+        return []
+    key = " ".join(t.lower_ for t in run)
+    return [Phrase(key=key, text=" ".join(t.text for t in run), head=key, in_title=in_title)]
+
+
 def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
     head = chunk.root
     if head.pos_ != "NOUN" or not _keepable(head, names):
@@ -147,6 +184,7 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
     if not run or run[-1].i != head.i:
         return []
     out = []
+    counted = len(run) == 1 and _counted(run[0])
     for size in range(1, min(MAX_MODIFIERS + 1, len(run)) + 1):
         words = run[-size:]
         before = run[-size - 1] if size < len(run) else None
@@ -160,6 +198,7 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
                 text=" ".join(t.text for t in words),
                 head=_lemma(head),
                 in_title=in_title,
+                counted=counted,
             )
         )
     return out
@@ -206,6 +245,55 @@ def _prep_phrase(verb: Any, after: int) -> str:
     return ""
 
 
+_VERB_PREPS = frozenset({"for", "on", "with", "to"})  # "apply for", "work on", "reply to"
+_DATE_CUE = re.compile(r"\b(\d{1,2}[:.]\d{2}|today|tonight|tomorrow|deadline|due)\b", re.I)
+
+
+def _objects(verb: Any) -> list[tuple[Any, str]]:
+    """The verb's direct objects, or (without one) the objects of its prepositions:
+    (object token, preposition or "")."""
+    direct = [(c, "") for c in verb.children if c.dep_ == "dobj"]
+    if direct:
+        return direct
+    return [
+        (obj, prep.lower_)
+        for prep in verb.children
+        if prep.dep_ == "prep" and prep.lower_ in _VERB_PREPS and prep.i == verb.i + 1
+        for obj in prep.children
+        if obj.dep_ == "pobj"
+    ]
+
+
+def _action(verb: Any, obj: Any, prep: str, names: frozenset[str], in_title: bool) -> Action | None:
+    lemma = _lemma(verb)
+    if obj.pos_ not in ("NOUN", "PROPN") or obj.lower_ in names:
+        return None
+    if obj.ent_type_ in _SKIP_ENTS - {"PERSON"} or not _WORD.match(obj.text):
+        return None
+    if obj.lower_ in _CALENDAR or obj.lower_ in LABEL_SKIP:
+        return None  # "break minutes": a unit is no object of a to-do
+    text, key = _object_text(obj)
+    if not key or len(text.split()) > 5:
+        return None
+    if in_title and not any(c.dep_ in ("det", "poss") for c in obj.children):
+        return None  # a heading's "Run log" or "Book club" is a noun phrase
+    if lemma in NEED_VERBS and any(c.dep_ == "nummod" for c in obj.children):
+        return None  # "needs 5 km", "need two appointments": a measure, not a goal
+    if lemma in NEED_VERBS and prep:
+        return None
+    particle = " ".join(c.lower_ for c in verb.children if c.dep_ == "prt")
+    verb_text = "get" if lemma in NEED_VERBS else lemma
+    words = [verb_text, particle, prep, text, _prep_phrase(verb, obj.i)]
+    return Action(
+        text=" ".join(w for w in words if w),
+        verb=verb_text,
+        object_head=_lemma(obj),
+        object_key=key,
+        commitment=_commitment(verb),
+        in_title=in_title,
+    )
+
+
 def _commitment(verb: Any) -> float:
     sentence = verb.sent
     score = 0.0
@@ -217,8 +305,8 @@ def _commitment(verb: Any) -> float:
         and not any(c.dep_ in ("nsubj", "nsubjpass") for c in verb.children)
     ):
         score += 0.3  # an imperative: "Bring your passport"
-    if any(t.ent_type_ in ("DATE", "TIME") for t in sentence):
-        score += 0.2
+    if _DATE_CUE.search(sentence.text) or any(t.lower_ in _CALENDAR for t in sentence):
+        score += 0.2  # a date or a time: events are parsed without the entity recogniser
     return min(1.0, score)
 
 
@@ -230,33 +318,10 @@ def _actions(doc: Any, names: frozenset[str], in_title: bool) -> list[Action]:
             continue
         if verb.tag_ != "VB" and not (lemma in NEED_VERBS and verb.tag_ in ("VBP", "VBZ")):
             continue  # a to-do is in the base form ("renew", "need to send"), not a report
-        for obj in verb.children:
-            if obj.dep_ != "dobj" or obj.pos_ not in ("NOUN", "PROPN"):
-                continue
-            if obj.ent_type_ in _SKIP_ENTS - {"PERSON"} or not _WORD.match(obj.text):
-                continue
-            if obj.lower_ in _CALENDAR or obj.lower_ in LABEL_SKIP:
-                continue  # "break minutes": a unit is no object of a to-do
-            text, key = _object_text(obj)
-            if not key or len(text.split()) > 5:
-                continue
-            if in_title and not any(c.dep_ in ("det", "poss") for c in obj.children):
-                continue  # a heading's "Run log" or "Book club" is a noun phrase
-            if lemma in NEED_VERBS and any(c.dep_ == "nummod" for c in obj.children):
-                continue  # "needs 5 km", "need two appointments": a measure, not a goal
-            particle = " ".join(c.lower_ for c in verb.children if c.dep_ == "prt")
-            verb_text = "get" if lemma in NEED_VERBS else lemma
-            words = [verb_text, particle, text, _prep_phrase(verb, obj.i)]
-            out.append(
-                Action(
-                    text=" ".join(w for w in words if w),
-                    verb=verb_text,
-                    object_head=_lemma(obj),
-                    object_key=key,
-                    commitment=_commitment(verb),
-                    in_title=in_title,
-                )
-            )
+        for obj, prep in _objects(verb):
+            action = _action(verb, obj, prep, names, in_title)
+            if action is not None:
+                out.append(action)
     return out
 
 
@@ -324,7 +389,13 @@ class PhraseParser:
                     for phrase in _chunk_phrases(chunk, names, in_title)
                 ]
                 actions = [*_actions(title_doc, names, True), *_actions(body_doc, names, False)]
-                self._remember(key, Analysis(tuple(phrases), tuple(actions)))
+                named = [
+                    phrase
+                    for doc, in_title in ((title_doc, True), (body_doc, False))
+                    for chunk in doc.noun_chunks
+                    for phrase in _named_phrase(chunk, names, in_title)
+                ]
+                self._remember(key, Analysis(tuple(phrases), tuple(actions), tuple(named)))
         out = []
         for key in items:
             self._cache.move_to_end(key)
