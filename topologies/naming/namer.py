@@ -28,11 +28,19 @@ from functools import partial
 import numpy as np
 import structlog
 
+from schemas.errors import ConfigError
 from schemas.graph import EdgeKind, Node, NodeKind
 from topologies.embedding import Embedder
 from topologies.memory import TenantMemory
 from topologies.naming.labels import UNTITLED, Embed, Matrix, label_problem, rank_labels
-from topologies.naming.phrases import PhraseParser, is_own, name_words
+from topologies.naming.phrases import (
+    MAX_PARSE_CHARS,
+    Analysis,
+    PhraseParser,
+    is_own,
+    name_words,
+    shared_parser,
+)
 from topologies.naming.titles import (
     GOAL_HANDICAP,
     Goal,
@@ -63,9 +71,12 @@ def next_naming(named_at: int) -> int:
 
 
 class Namer:
-    def __init__(self, embedder: Embedder, parser: PhraseParser | None = None) -> None:
+    """Names concepts and intents from their events, and groups of texts (a nightly
+    schema's facts). ``embedder`` None: names are ranked by their words alone."""
+
+    def __init__(self, embedder: Embedder | None, parser: PhraseParser | None = None) -> None:
         self.embedder = embedder
-        self.parser = parser if parser is not None else PhraseParser()
+        self.parser = parser if parser is not None else shared_parser()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.namings = 0
         self.cpu_seconds = 0.0  # process CPU time spent naming (for cost reports)
@@ -73,6 +84,8 @@ class Namer:
     # ----------------------------------------------------------------- vectors
     def embed(self, texts: list[str]) -> Matrix:
         """Vectors of short phrases, cached (labels and actions recur across namings)."""
+        if self.embedder is None:
+            return np.zeros((len(texts), 1), dtype=np.float32)
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
             for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
@@ -93,6 +106,8 @@ class Namer:
     ) -> tuple[list[Node], Matrix]:
         """The EVENT nodes among ``ids`` (resolved, deduplicated) and their vectors; at most
         ``MAX_MEMBERS``: those ``keep`` holds for first, then the closest to their centroid."""
+        if self.embedder is None:
+            raise ConfigError("naming events needs an embedder")
         graph, index = memory.graph, memory.index(NodeKind.EVENT)
         nodes: dict[str, Node] = {}
         for raw in ids:
@@ -218,31 +233,88 @@ class Namer:
         own = [is_own(n) for n in events]
         anchored = [mentions_day(deadline, n) for n in events]
         analyses = self.parser.analyse_nodes(events)
+        title = self._best_title(analyses, vectors, labels, own, anchored, self.names_of(events))
+        return title or (labels[0] if labels else "Follow up")
+
+    def _best_title(
+        self,
+        analyses: Sequence[Analysis],
+        vectors: Matrix,
+        labels: Sequence[str],
+        own: Sequence[bool],
+        anchored: Sequence[bool],
+        names: frozenset[str],
+    ) -> str:
+        """The evidence's best action, or a noun phrase with a particular target when it
+        stands out ("Kessler Logistik demo"), or any sound noun phrase; "" when none."""
         ranking = (
             partial(rank_actions, analyses, vectors, labels=labels, own=own, anchored=anchored),
             partial(rank_goals, analyses, vectors, labels=labels, anchored=anchored),
         )
         self._prefetch(ranking)
         actions, goals = ranking[0](self.embed), ranking[1](self.embed)
-        names = self.names_of(events)
         named = self._first_sound((g for g in goals if g.named), names)
         if named and (not actions or named.score - GOAL_HANDICAP > actions[0][0]):
-            return named.text  # a goal with a particular target: "Kessler Logistik demo"
+            return named.text
         if actions:
             return actions[0][1]
         goal = self._first_sound(goals, names)
-        if goal:
-            return goal.text
-        return labels[0] if labels else "Follow up"
+        return goal.text if goal else ""
+
+    # --------------------------------------------------------------- text groups
+    def label_texts(self, texts: Sequence[str], vectors: Matrix | None = None) -> str:
+        """The label of a group of texts that are no events (a nightly schema's facts): the
+        same candidates and ranking as a concept's. ``vectors``: the texts' own, if stored."""
+        started = time.process_time()
+        try:
+            analyses, vectors = self._texts(texts, vectors)
+            ranked = rank_labels(analyses, vectors, self.embed) if analyses else []
+            return ranked[0][1] if ranked else label_from_texts(texts)
+        finally:
+            self.namings += 1
+            self.cpu_seconds += time.process_time() - started
+
+    def title_texts(
+        self,
+        texts: Sequence[str],
+        vectors: Matrix | None = None,
+        deadline: datetime | None = None,
+    ) -> str:
+        """A to-do title for a group of texts (a nightly intention's facts), as for an
+        intent's evidence; their label when they state nothing to do."""
+        started = time.process_time()
+        try:
+            analyses, vectors = self._texts(texts, vectors)
+            title = self._best_title(analyses, vectors, (), (), (), frozenset())
+        finally:
+            self.namings += 1
+            self.cpu_seconds += time.process_time() - started
+        title = title or self.label_texts(texts, vectors)
+        return title if deadline is None else with_deadline(title, deadline)
+
+    def _texts(
+        self, texts: Sequence[str], vectors: Matrix | None
+    ) -> tuple[list[Analysis], Matrix]:
+        analyses = self.parser.analyse([("", t[:MAX_PARSE_CHARS], frozenset()) for t in texts])
+        if vectors is None or len(vectors) != len(texts):
+            vectors = (
+                self.embedder.embed(list(texts))
+                if self.embedder is not None and texts
+                else np.zeros((len(texts), 1), dtype=np.float32)
+            )
+        return analyses, np.asarray(vectors, dtype=np.float32)
 
     def _prefetch(self, rankings: Sequence[Callable[[Embed], object]]) -> None:
         """Embed the candidates of several rankings in one batch (a batch of ten short
         phrases costs little more than one): a dry run with zero vectors lists them."""
+        if self.embedder is None:
+            return
         wanted: list[str] = []
+        dim = self.embedder.dim
 
         def record(texts: list[str]) -> Matrix:
             wanted.extend(texts)
-            return np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+            return np.zeros((len(texts), dim), dtype=np.float32)
 
         for rank in rankings:
             rank(record)

