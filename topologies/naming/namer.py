@@ -292,9 +292,7 @@ class Namer:
         title = title or self.label_texts(texts, vectors)
         return title if deadline is None else with_deadline(title, deadline)
 
-    def _texts(
-        self, texts: Sequence[str], vectors: Matrix | None
-    ) -> tuple[list[Analysis], Matrix]:
+    def _texts(self, texts: Sequence[str], vectors: Matrix | None) -> tuple[list[Analysis], Matrix]:
         analyses = self.parser.analyse([("", t[:MAX_PARSE_CHARS], frozenset()) for t in texts])
         if vectors is None or len(vectors) != len(texts):
             vectors = (
