@@ -520,6 +520,7 @@ def locomo(data_dir: Path, embedder: CachingEmbedder, limit: int | None) -> dict
     embedder.warm([e.text for c in conversations for e in c.events])
     rows: dict[str, dict[str, float]] = {}
     titles: dict[str, list[str]] = {}
+    concepts: dict[str, list[str]] = {}
     for conv in conversations:
         wall, cpu = time.perf_counter(), time.process_time()
         folded = asyncio.run(fold_stream(conv.tenant, conv.events, embedder))
@@ -537,7 +538,14 @@ def locomo(data_dir: Path, embedder: CachingEmbedder, limit: int | None) -> dict
             **naming_cost(folded),
         }
         titles[conv.tenant] = [i.title for i in pending]
-    return {"conversations": rows, "pending_titles": titles}
+        by_size = sorted(
+            live_concepts(memory.graph),
+            key=lambda c: (-len(concept_events(memory.graph, c.id)), c.created_at, c.id),
+        )
+        concepts[conv.tenant] = [
+            f"{c.title} ({len(concept_events(memory.graph, c.id))})" for c in by_size
+        ]
+    return {"conversations": rows, "pending_titles": titles, "concept_names": concepts}
 
 
 # -------------------------------------------------------------------------------- main

@@ -445,6 +445,10 @@ def names_markdown(run: Run) -> str:
         for conv, titles in run.locomo["pending_titles"].items():
             shown = "; ".join(cell(t) for t in titles[:10]) or "none"
             lines.append(f"- **{conv}** ({len(titles)} pending): {shown}")
+        lines += ["", "## LoCoMo-10: concept names, largest first (members; first 15)", ""]
+        for conv, names in run.locomo.get("concept_names", {}).items():
+            shown = "; ".join(cell(n) for n in names[:15]) or "none"
+            lines.append(f"- **{conv}** ({len(names)} concepts): {shown}")
         lines.append("")
     return "\n".join(lines)
 

@@ -30,7 +30,7 @@ MAX_PARSE_CHARS = 600  # of an event's body: names come from what it is about, u
 CACHE_SIZE = 8192  # parsed events kept per parser
 MAX_MODIFIERS = 2  # words before the head in a phrase ("bathroom water damage")
 PERSON_NAME_WORDS = 2  # a display name this short is a person's ("Jana Okafor")
-COMMON_NAME_ZIPF = 4.0  # an organisation's word this common is a topic word ("billing")
+COMMON_NAME_ZIPF = 3.5  # an organisation's word this common is a topic word ("billing")
 
 # tokens that never belong in a name
 _SKIP_POS = frozenset(
@@ -48,6 +48,15 @@ _POSSESSIVE = frozenset({"my", "your", "our", "his", "her", "their", "its"})
 LIGHT_VERBS = wordset(
     "be have do say tell think know see look seem feel mean let like love hope guess wish "
     "become remain sound hear read show put"
+)
+# adjectives that say how the writer felt about a thing, not which thing it is: "awesome
+# family", "great news", "scary experience" name no folder
+EVALUATIVE = wordset(
+    "awesome amazing great good nice cool lovely wonderful fantastic incredible beautiful "
+    "gorgeous awful terrible horrible bad scary crazy real whole entire perfect tough happy "
+    "sad fun funny favorite favourite exciting excited busy super stunning cute sweet "
+    "brilliant epic insane fine glad proud grateful thankful sorry huge tiny little big "
+    "interesting important special fave"
 )
 NEED_VERBS = frozenset({"need", "want", "require"})  # "need a new passport" -> "get ..."
 _MODAL = re.compile(
@@ -133,6 +142,7 @@ def _keepable(token: Any, names: frozenset[str]) -> bool:
     low = token.lower_
     return (
         token.pos_ in _NAME_POS
+        and not (token.pos_ == "ADJ" and low in EVALUATIVE)
         and token.ent_type_ not in _SKIP_ENTS
         and low not in names
         and low not in STOPWORDS
