@@ -182,3 +182,13 @@ def test_every_namer_shares_one_parser_and_the_engine_the_planners_namer(
     engine = FoldEngine(embedder, planner, EngineConfig())
     assert engine.namer is planner.namer
     assert Namer(embedder).parser is shared_parser() is Namer(None).parser
+
+
+def test_letters_with_digits_can_name_a_thing_but_a_time_or_a_unit_cannot(
+    parser: PhraseParser,
+) -> None:
+    analysis = analysed(parser, "Race info: Spreeufer 10k on Sun 29 Nov, start 10:30, 5:00/km.")
+    found = {p.text for p in analysis.phrases}
+    assert "Spreeufer 10k" in found
+    assert not any(p.counted is False and p.text == "km" for p in analysis.phrases)
+    assert not found & {"10:30", "29", "Nov"}

@@ -138,6 +138,15 @@ def name_words(participants: Iterable[str], owner: str = "") -> frozenset[str]:
     return frozenset(words - STOPWORDS)
 
 
+_CODE = re.compile(r"\d{1,3}[a-gi-ln-rt-wyzA-Z]|[A-Z]{1,3}\d{1,3}")
+
+
+def _is_code(text: str) -> bool:
+    """Letters and digits that name a thing: "10k" (a race), "T2" (a transformer), "Q4";
+    not a time, a multiple or a unit ("10h", "3x", "5m", "2s")."""
+    return _CODE.fullmatch(text) is not None
+
+
 def _keepable(token: Any, names: frozenset[str]) -> bool:
     low = token.lower_
     return (
@@ -149,7 +158,7 @@ def _keepable(token: Any, names: frozenset[str]) -> bool:
         and low not in _CALENDAR
         and low not in LABEL_SKIP
         and len(low) > 1
-        and _WORD.match(token.text) is not None
+        and (_WORD.match(token.text) is not None or _is_code(token.text))
         and not token.like_num
         and not token.like_email
         and not token.like_url
@@ -162,11 +171,11 @@ def _lemma(token: Any) -> str:
 
 
 def _counted(token: Any) -> bool:
-    """A short word right after a number: a unit ("10 km", "5 mg", "3 hrs")."""
+    """A short word right after a number or a "per": a unit ("10 km", "5 mg", "5:00/km")."""
     if token.i == 0 or len(token.text) > 3:
         return False
     before = token.doc[token.i - 1]
-    return bool(before.like_num) or before.text[-1:].isdigit()
+    return bool(before.like_num) or before.text[-1:].isdigit() or before.lower_ in ("/", "per")
 
 
 def _named_phrase(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
@@ -236,7 +245,9 @@ def _object_text(token: Any) -> tuple[str, str]:
         if t.lower_ in _POSSESSIVE:
             words.append("the")
             continue
-        if t.ent_type_ in _SKIP_ENTS - {"PERSON"} or any(ch.isdigit() for ch in t.text):
+        if t.ent_type_ in _SKIP_ENTS - {"PERSON"}:
+            continue
+        if any(ch.isdigit() for ch in t.text) and not _is_code(t.text):
             continue  # "the 19 Nov review" -> "the review"
         words.append(t.text)
         if t.pos_ not in ("DET", "PRON"):
