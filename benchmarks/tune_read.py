@@ -1,6 +1,7 @@
 """Grid over read-path parameters on LoCoMo (the tuning behind ReadConfig's defaults).
 
-    .venv/bin/python -m benchmarks.tune_read [--half a] [--only NAME,NAME]
+    .venv/bin/python -m benchmarks.tune_read [--half a | --limit 10] [--only NAME,NAME]
+        [--try "NAME:key=value,q.key=value"]...
 
 Tune on one half of the conversations (``--half a``: the first five) and check on the other
 (``--half b``). Builds (or restores) the folded memories once, then prints the client measure
@@ -21,14 +22,29 @@ from topologies.read import ReadConfig, Reader
 
 Grid = list[tuple[str, dict[str, Any], dict[str, Any]]]
 
-# (name, ReadConfig overrides, QueryRequest overrides); results in docs/read_path.md
+# the parts of the read path one by one (no names, periods, feedback or second hop)
+_BARE: dict[str, Any] = {
+    "entity_boost": 0.0,
+    "entity_hop_weight": 0.0,
+    "entity_max_postings": 1 << 30,
+    "time_weight": 0.0,
+    "time_boost": 0.0,
+    "feedback_weight": 0.0,
+}
+_NAMES: dict[str, Any] = {**_BARE, "entity_boost": 10.0, "entity_max_postings": 16}
+
+# (name, ReadConfig overrides, QueryRequest overrides); the table in docs/read_path.md
 GRID: Grid = [
-    ("default", {}, {}),
-    ("no expansion", {}, {"expand": False, "surface": False}),
+    ("items only", _BARE, {}),
+    ("+ names", _NAMES, {}),
+    ("+ second hop", {**_NAMES, "entity_hop_weight": 0.3}, {}),
+    ("+ periods", {"feedback_weight": 0.0}, {}),
+    ("+ feedback (default)", {}, {}),
+    ("EVENT and FACT items", {}, {"kinds": ["EVENT", "FACT"]}),
     ("concepts cite 1", {"surfaced_cites": 1}, {}),
-    ("concepts cite 5", {"surfaced_cites": 5}, {}),
-    ("mmr .3 floor .7", {"mmr_weight": 0.3, "mmr_floor": 0.7}, {}),
-    ("mmr .3 floor .5", {"mmr_weight": 0.3, "mmr_floor": 0.5}, {}),
+    ("no MMR", {"mmr_weight": 0.0}, {}),
+    ("names: boost 2, mentions 1", {"entity_boost": 2.0, "mention_weight": 1.0}, {}),
+    ("no expansion", {}, {"expand": False, "surface": False}),
 ]
 
 

@@ -199,9 +199,10 @@ class LexicalIndex:
             self._text.clear()
             self._node_at.clear()
             rows = []
-            for kind in INDEXED_KINDS:
-                for node in memory.graph.nodes(kind):
-                    rows.append(self._stage(node))
+            # in id order: equal BM25 scores then rank the same in every process
+            nodes = (n for kind in INDEXED_KINDS for n in memory.graph.nodes(kind))
+            for node in sorted(nodes, key=lambda n: n.id):
+                rows.append(self._stage(node))
             self._db.executemany(
                 "INSERT INTO docs(rowid, body, kind, ts) VALUES (?, ?, ?, ?)", rows
             )
@@ -228,7 +229,7 @@ class LexicalIndex:
             fresh = present - set(self._rowid)
             for node_id in stale:
                 self._delete(node_id)
-            for node_id in fresh:
+            for node_id in sorted(fresh):
                 self._upsert(memory.graph.node(node_id))
         return len(stale) + len(fresh)
 
