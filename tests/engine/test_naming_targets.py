@@ -192,3 +192,22 @@ def test_letters_with_digits_can_name_a_thing_but_a_time_or_a_unit_cannot(
     assert "Spreeufer 10k" in found
     assert not any(p.counted is False and p.text == "km" for p in analysis.phrases)
     assert not found & {"10:30", "29", "Nov"}
+
+
+def test_a_name_after_an_honorific_is_a_person(parser: PhraseParser) -> None:
+    analysis = analysed(
+        parser, "Dear Ms Keller, Dr. Yilmaz confirmed the Techniker Krankenkasse plan."
+    )
+    named = {p.text for p in analysis.named}
+    assert not any("Keller" in n or "Yilmaz" in n for n in named)
+
+
+async def test_what_to_bring_is_a_step_and_the_goal_wins(
+    embedder: HashingEmbedder, namer: Namer, make_event: MakeEvent
+) -> None:
+    events = [
+        make_event("Appointment", "Service: apply for a passport."),
+        make_event("Reminder", "Please bring your current passport on Tuesday at 10:20."),
+    ]
+    memory = stored(embedder, events)
+    assert namer.title_intent(memory, ids(events), None) == "Apply for a passport"

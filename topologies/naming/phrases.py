@@ -47,8 +47,12 @@ _POSSESSIVE = frozenset({"my", "your", "our", "his", "her", "their", "its"})
 # verbs that carry no action of their own ("have a meeting", "see the report")
 LIGHT_VERBS = wordset(
     "be have do say tell think know see look seem feel mean let like love hope guess wish "
-    "become remain sound hear read show put"
+    "become remain sound hear read show put forget remember"
 )
+# verbs of what to have with you on the day: a step towards a goal, rarely the goal itself
+# ("bring the current passport" to the appointment that renews it)
+CARRY_VERBS = wordset("bring carry pack")
+HONORIFICS = wordset("mr mrs ms miss dr prof sir madam")  # "Ms Keller" is a person
 # adjectives that say how the writer felt about a thing, not which thing it is: "awesome
 # family", "great news", "scary experience" name no folder
 EVALUATIVE = wordset(
@@ -193,6 +197,11 @@ def _named_phrase(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phr
         return []
     if not any(t.text[:1].isupper() for t in run):
         return []
+    before = chunk.root.doc[run[0].i - 1] if run[0].i > 0 else None
+    if run[0].lower_.rstrip(".") in HONORIFICS or (
+        before is not None and before.lower_.rstrip(".") in HONORIFICS
+    ):
+        return []  # "Ms Keller", "Dr. Yilmaz": a person
     key = " ".join(t.lower_ for t in run)
     return [Phrase(key=key, text=" ".join(t.text for t in run), head=key, in_title=in_title)]
 

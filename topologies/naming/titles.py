@@ -22,7 +22,13 @@ import numpy as np
 
 from schemas.graph import Node
 from topologies.naming.labels import Embed, Matrix, surface
-from topologies.naming.phrases import Action, Analysis, is_informative_title, name_words
+from topologies.naming.phrases import (
+    CARRY_VERBS,
+    Action,
+    Analysis,
+    is_informative_title,
+    name_words,
+)
 from topologies.text import STOPWORDS, find_dates, zipf
 
 MAX_CANDIDATES = 6  # actions embedded per title (the best by coverage first)
@@ -35,6 +41,7 @@ GOAL_CANDIDATES = 4  # noun phrases embedded per title (the most used first)
 NAMED_BONUS = 0.1  # the phrase names a particular thing ("Kessler Logistik demo")
 GOAL_HANDICAP = 0.1  # an action stated in the evidence is preferred to a noun phrase
 ANCHOR_BONUS = 0.15  # used by an event that names the deadline's day
+CARRY_PENALTY = 0.2  # "bring the passport": a step towards the goal, not the goal
 NAME_ZIPF = 3.0  # a capitalised first word rarer than this names something ("Kessler")
 MAX_TITLE_WORDS = 14
 TITLE_BASE_CHARS = 280  # room left for the suffix within the schema's label bound
@@ -143,6 +150,7 @@ def rank_actions(
             + (REPEAT_BONUS if seen[key] > 1 else 0.0)
             + (OWN_BONUS if key in mine else 0.0)
             + (ANCHOR_BONUS if action.object_head in anchor_words else 0.0)
+            - (CARRY_PENALTY if action.verb in CARRY_VERBS else 0.0)
         )
         scored.append((score, texts[i]))
     scored.sort(key=lambda item: (-item[0], item[1]))
