@@ -1,10 +1,34 @@
-"""Structural quality of the folded graph on the CogEval-style scenarios (SPEC section 5).
+"""Structural quality of the folded graph: CogEval-style scenarios, the sample stream, LoCoMo.
 
-    .venv/bin/python -m benchmarks.bench_structural [--data-dir ../shared/data] [--embedder minilm]
+    .venv/bin/python -m benchmarks.bench_structural [--embedder minilm|hashing] [--locomo]
+        [--json PATH] [--scenario NAME ...] [--no-sample] [--name structural]
 
-Each scenario's events are folded in order through FoldEngine with the heuristic planner;
-the resulting graph is scored against the scenario's gold graph with the functions of
-benchmarks.metrics_structural. Writes benchmarks/results/structural.md and structural.png.
+Each dev scenario (``<data-dir>/cogeval/*.json``) is folded in order through FoldEngine with
+the heuristic planner and scored against its gold graph; so is ``examples/sample_stream.jsonl``
+against ``examples/sample_themes.json`` (tenant alice). ``--locomo`` also folds each LoCoMo-10
+conversation as a stream of chat events (one tenant each, the folding of
+benchmarks.bench_locomo) and counts its pending intents and concepts.
+
+The issue 11 figures (definitions in ``DEFINITIONS``, repeated in every result file):
+
+- ``label_f1@0.6`` / ``label_f1@0.75``: titles of the live CONCEPT nodes (not superseded;
+  merged ones are gone) against the gold concept labels, MiniLM cosine, one-to-one Hungarian
+  (``metrics_structural.soft_match``).
+- ``grounded_f1``: each live concept's member events against each gold concept's events,
+  one-to-one Hungarian on Jaccard, a pair counts at Jaccard >= 0.3
+  (``metrics_structural.set_match``). Members: the EVENT nodes among the concept's direct
+  evidence (``topologies.read.evidence.supporters``: GROUNDS / REINFORCES in-edges and
+  DERIVED_FROM out-edges); a merge hands the absorbed concept's edges to the keeper, so events
+  of merged concepts count for the keeper.
+- ``intent_title_recall@0.5``: share of gold intents whose label is matched one-to-one
+  (Hungarian) by an emitted intent title at cosine >= 0.5.
+- ``intent_evidence_precision`` / ``intent_evidence_recall``: an intent's evidence is the
+  public view's ``evidence_event_ids`` (``topologies.intents.intent_view``: events grounding or
+  reinforcing the intent or its supporting concepts); a gold intent's evidence is the events of
+  its supporting concepts; see ``metrics_structural.evidence_match``.
+
+Writes ``benchmarks/results/<name>.md``, ``<name>_names.md`` (the names a person reads) and
+``<name>.png``; ``--json PATH`` writes every figure for diffing runs.
 """
 
 from __future__ import annotations
@@ -12,7 +36,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,16 +47,30 @@ from typing import Any
 import numpy as np
 
 from benchmarks import metrics_structural as m
-from benchmarks.common import DEFAULT_DATA_DIR, RESULTS, machine, quiet_logs, stamp
+from benchmarks.common import DEFAULT_DATA_DIR, ROOT, CachingEmbedder, quiet_logs
 from schemas.events import RawEvent
-from schemas.graph import EdgeKind, NodeKind
+from schemas.graph import EdgeKind, Node, NodeKind
+from schemas.intents import IntentStatus
 from topologies.config import EngineConfig
-from topologies.embedding import Embedder, HashingEmbedder, MiniLmOnnxEmbedder
+from topologies.embedding import Embedder
 from topologies.engine import FoldEngine
+from topologies.graph import MemoryGraph
 from topologies.heuristic_planner import HeuristicPlanner
+from topologies.intents import intent_view
 from topologies.memory import TenantMemory, event_node_id
 from topologies.read.evidence import supporters
+from topologies.vector_index import use_single_thread
 
+SAMPLE_STREAM = ROOT / "examples" / "sample_stream.jsonl"
+SAMPLE_THEMES = ROOT / "examples" / "sample_themes.json"
+
+LABEL_COSINES = (0.6, 0.75)
+GROUNDED_JACCARD = 0.3
+TITLE_COSINE = 0.5
+EVIDENCE_MINIMUM = 2
+LOCOMO_MAX_PENDING = 15
+
+# existing structural metrics (SPEC section 5)
 METRICS = (
     "concept_f1",
     "concept_f1@0.5",
@@ -45,8 +86,80 @@ METRICS = (
     "intent_recall",
     "intent_recall@0.5",
 )
+# issue 11 figures
+ISSUE = (
+    "label_f1@0.6",
+    "label_f1@0.75",
+    "grounded_f1",
+    "grounded_precision",
+    "grounded_recall",
+    "concept_ratio",
+    "intent_title_recall@0.5",
+    "intent_evidence_precision",
+    "intent_evidence_recall",
+    "intent_duplicates",
+)
+COUNTS = ("events", "concepts", "gold_concepts", "intents", "pending", "gold_intents")
+
+# issue 11 "Done when" (heuristic planner, mean of the six dev scenarios): (figure, op, target)
+TARGETS: tuple[tuple[str, str, float], ...] = (
+    ("label_f1@0.6", ">=", 0.5),
+    ("grounded_f1", ">=", 0.7),
+    ("concept_ratio", "<=", 1.5),
+    ("intent_title_recall@0.5", ">=", 0.5),
+    ("intent_evidence_precision", ">=", 0.8),
+    ("chains", ">=", 0.8),
+)
+
+DEFINITIONS: dict[str, str] = {
+    "concepts": "live CONCEPT nodes (merged ones are gone; superseded ones are left out)",
+    "label_f1@0.6": "F1 of live concept titles vs gold concept labels: MiniLM cosine, "
+    "one-to-one Hungarian (max total cosine), a pair counts at cosine >= 0.6",
+    "label_f1@0.75": "the same at cosine >= 0.75",
+    "grounded_f1": "F1 of concept member events vs gold concept events: one-to-one Hungarian "
+    "(max total Jaccard), a pair counts at Jaccard >= 0.3; precision = pairs / predicted "
+    "concepts, recall = pairs / gold concepts. Members: EVENT nodes among the concept's direct "
+    "evidence (topologies.read.evidence.supporters: GROUNDS/REINFORCES in, DERIVED_FROM out); "
+    "merged concepts' edges belong to the keeper",
+    "concept_ratio": "concepts / gold concepts",
+    "intents": "emitted INTENT nodes, any status",
+    "pending": "intents with status pending",
+    "intent_title_recall@0.5": "share of gold intents whose label is matched one-to-one "
+    "(Hungarian, max total cosine) by an emitted intent title at MiniLM cosine >= 0.5",
+    "intent_evidence_precision": "share of emitted intents matching some gold intent by "
+    "evidence: at least half of the intent's evidence events, and at least 2, lie in the gold "
+    "intent's evidence (the events of its supporting concepts). Intent evidence: "
+    "intent_view(...).evidence_event_ids (events grounding or reinforcing the intent or its "
+    "supporting concepts, latest 32)",
+    "intent_evidence_recall": "share of gold intents matched by evidence by at least one "
+    "emitted intent",
+    "intent_duplicates": "emitted intents matching by evidence a gold intent that an earlier "
+    "emitted intent already matches (0 = one intent per goal)",
+    "chains": "share of gold chains whose every consecutive hop pair lies within 4 undirected "
+    "hops in the graph",
+    "sample themes": "an intent belongs to the theme holding more than half of its evidence "
+    "events (else 'mixed'); the target is exactly one pending intent per goal theme",
+    "locomo": "each LoCoMo-10 conversation folded as chat events, one tenant each; target: at "
+    "most 15 pending intents per conversation",
+}
 
 
+@dataclass(frozen=True)
+class GoldItem:
+    """A gold concept or intent: its label and the RawEvent ids it stands for."""
+
+    id: str
+    label: str
+    events: frozenset[str]
+
+
+@dataclass
+class Scored:
+    figures: dict[str, float] = field(default_factory=dict)
+    names: dict[str, Any] = field(default_factory=dict)  # what a person reads
+
+
+# ----------------------------------------------------------------------------- folding
 def to_event(scenario: str, raw: dict[str, Any]) -> RawEvent:
     people = [
         *raw.get("attendees", []),
@@ -66,16 +179,181 @@ def to_event(scenario: str, raw: dict[str, Any]) -> RawEvent:
     )
 
 
-async def fold(scenario: dict[str, Any], embedder: Embedder) -> TenantMemory:
+def scenario_events(scenario: dict[str, Any]) -> list[RawEvent]:
+    return [to_event(scenario["scenario"], raw) for raw in scenario["events"]]
+
+
+async def fold_stream(tenant: str, events: Iterable[RawEvent], embedder: Embedder) -> TenantMemory:
+    """Fold events in order into a fresh memory (heuristic planner, default EngineConfig)."""
     config = EngineConfig()
     engine = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
-    memory = engine.new_memory(scenario["scenario"])
-    for raw in scenario["events"]:
-        await engine.fold(memory, to_event(scenario["scenario"], raw))
+    memory = engine.new_memory(tenant)
+    for event in events:
+        await engine.fold(memory, event)
     return memory
 
 
-def score(scenario: dict[str, Any], memory: TenantMemory, embedder: Embedder) -> dict[str, float]:
+async def fold(scenario: dict[str, Any], embedder: Embedder) -> TenantMemory:
+    return await fold_stream(scenario["scenario"], scenario_events(scenario), embedder)
+
+
+# ------------------------------------------------------------------------ graph reading
+def live_concepts(graph: MemoryGraph) -> list[Node]:
+    """CONCEPT nodes not superseded (merged ones are removed), oldest first."""
+    concepts = [c for c in graph.nodes(NodeKind.CONCEPT) if c.superseded_by is None]
+    return sorted(concepts, key=lambda n: (n.created_at, n.id))
+
+
+def emitted_intents(graph: MemoryGraph) -> list[Node]:
+    return sorted(graph.nodes(NodeKind.INTENT), key=lambda n: (n.created_at, n.id))
+
+
+def concept_events(graph: MemoryGraph, concept_id: str) -> set[str]:
+    """RawEvent ids of the EVENT nodes among the concept's direct evidence."""
+    out = set()
+    for node_id, _ in supporters(graph, concept_id):
+        node = graph.get(node_id)
+        if node is not None and node.kind == NodeKind.EVENT and node.source_event_id:
+            out.add(node.source_event_id)
+    return out
+
+
+def intent_events(memory: TenantMemory, intent: Node) -> set[str]:
+    """RawEvent ids of the intent's evidence as the public view shows it."""
+    return set(intent_view(memory, intent).evidence_event_ids)
+
+
+def embed(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    return embedder.embed(list(texts)) if texts else np.zeros((0, embedder.dim), np.float32)
+
+
+# ----------------------------------------------------------------------------- scoring
+def cogeval_gold(scenario: dict[str, Any]) -> tuple[list[GoldItem], list[GoldItem]]:
+    """Gold concepts (their events) and gold intents (the events of their supporting concepts)."""
+    events: dict[str, set[str]] = {}
+    for raw in scenario["events"]:
+        if raw.get("gold_concept"):
+            events.setdefault(raw["gold_concept"], set()).add(raw["id"])
+    gold = scenario["gold"]
+    concepts = [
+        GoldItem(c["id"], c["label"], frozenset(events.get(c["id"], ()))) for c in gold["concepts"]
+    ]
+    intents = [
+        GoldItem(
+            i["id"],
+            i["label"],
+            frozenset(e for c in i["supporting"] for e in events.get(c, ())),
+        )
+        for i in gold["intents"]
+    ]
+    return concepts, intents
+
+
+def score_issue(
+    memory: TenantMemory,
+    gold_concepts: Sequence[GoldItem],
+    gold_intents: Sequence[GoldItem],
+    embedder: Embedder,
+) -> Scored:
+    """The issue 11 figures of one folded stream, and the names behind them."""
+    graph = memory.graph
+    concepts = live_concepts(graph)
+    intents = emitted_intents(graph)
+    titles = [c.title for c in concepts]
+    pred_c = embed(embedder, titles)
+    gold_c = embed(embedder, [g.label for g in gold_concepts])
+    members = [concept_events(graph, c.id) for c in concepts]
+    grounded = m.set_match(members, [g.events for g in gold_concepts], GROUNDED_JACCARD)
+    intent_titles = [i.title for i in intents]
+    evidence = [intent_events(memory, i) for i in intents]
+    pred_i = embed(embedder, intent_titles)
+    gold_i = embed(embedder, [g.label for g in gold_intents])
+    by_title = m.soft_match(pred_i, gold_i, TITLE_COSINE)
+    by_evidence = m.evidence_match(evidence, [g.events for g in gold_intents], EVIDENCE_MINIMUM)
+    figures: dict[str, float] = {
+        "concepts": len(concepts),
+        "gold_concepts": len(gold_concepts),
+        "intents": len(intents),
+        "pending": sum(1 for i in intents if i.status == IntentStatus.PENDING),
+        "gold_intents": len(gold_intents),
+        "concept_ratio": len(concepts) / len(gold_concepts) if gold_concepts else 0.0,
+        "grounded_f1": grounded.f1,
+        "grounded_precision": grounded.precision,
+        "grounded_recall": grounded.recall,
+        "intent_title_recall@0.5": by_title.recall,
+        "intent_evidence_precision": by_evidence.precision,
+        "intent_evidence_recall": by_evidence.recall,
+        "intent_duplicates": m.duplicate_matches(by_evidence.matches),
+    }
+    for cosine in LABEL_COSINES:
+        figures[f"label_f1@{cosine}"] = m.soft_match(pred_c, gold_c, cosine).f1
+    label_pairs = m.soft_match(pred_c, gold_c, -1.0).pairs  # every assigned pair
+    title_pairs = m.soft_match(pred_i, gold_i, -1.0).pairs
+    names = {
+        "concepts": _concept_names(gold_concepts, titles, members, label_pairs, grounded.pairs),
+        "unmatched_concepts": [
+            f"{titles[p]} ({len(members[p])} events)"
+            for p in range(len(concepts))
+            if not any(r == p and c >= LABEL_COSINES[0] for r, _, c in label_pairs)
+        ],
+        "intents": [
+            {
+                "gold": g.label,
+                **_partner(title_pairs, j, intent_titles, TITLE_COSINE),
+                "by_evidence": [
+                    intent_titles[i] for i, row in enumerate(by_evidence.matches) if j in row
+                ],
+            }
+            for j, g in enumerate(gold_intents)
+        ],
+        "emitted": [
+            {
+                "title": i.title,
+                "status": str(i.status),
+                "evidence": len(evidence[n]),
+                "matches": [gold_intents[j].label for j in by_evidence.matches[n]],
+                "description": i.text,
+            }
+            for n, i in enumerate(intents)
+        ],
+    }
+    return Scored(figures, names)
+
+
+def _partner(
+    pairs: list[tuple[int, int, float]], gold: int, texts: list[str], threshold: float
+) -> dict[str, Any]:
+    """The text assigned to gold item ``gold``: matched (>= threshold) or only nearest."""
+    for r, c, cosine in pairs:
+        if c == gold:
+            hit = cosine >= threshold
+            return {"matched": texts[r] if hit else None, "nearest": texts[r], "cosine": cosine}
+    return {"matched": None, "nearest": None, "cosine": None}
+
+
+def _concept_names(
+    gold: Sequence[GoldItem],
+    titles: list[str],
+    members: list[set[str]],
+    label_pairs: list[tuple[int, int, float]],
+    grounded_pairs: list[tuple[int, int, float]],
+) -> list[dict[str, Any]]:
+    out = []
+    for j, g in enumerate(gold):
+        row = {"gold": g.label, "events": len(g.events)}
+        row.update(_partner(label_pairs, j, titles, LABEL_COSINES[0]))
+        holder = next(((r, jac) for r, c, jac in grounded_pairs if c == j), None)
+        row["holder"] = None if holder is None else titles[holder[0]]
+        row["holder_events"] = None if holder is None else len(members[holder[0]])
+        row["jaccard"] = None if holder is None else holder[1]
+        out.append(row)
+    return out
+
+
+def structure(
+    scenario: dict[str, Any], memory: TenantMemory, embedder: Embedder
+) -> dict[str, float]:
+    """The earlier structural metrics (SPEC section 5) of one scenario."""
     graph = memory.graph
     tenant = scenario["scenario"]
     gold = scenario["gold"]
@@ -83,16 +361,12 @@ def score(scenario: dict[str, Any], memory: TenantMemory, embedder: Embedder) ->
         event_node_id(tenant, e["id"]): e.get("gold_concept") or "distractor"
         for e in scenario["events"]
     }
-    concepts = list(graph.nodes(NodeKind.CONCEPT))
-    intents = list(graph.nodes(NodeKind.INTENT))
-
-    def embed(texts: list[str]) -> np.ndarray:
-        return embedder.embed(texts) if texts else np.zeros((0, embedder.dim), np.float32)
-
-    gold_c = embed([f"{c['label']}: {c['description']}" for c in gold["concepts"]])
-    pred_c = embed([n.embed_text for n in concepts])
-    gold_i = embed([f"{i['label']}: {i['trigger']}" for i in gold["intents"]])
-    pred_i = embed([n.embed_text for n in intents])
+    concepts = live_concepts(graph)
+    intents = emitted_intents(graph)
+    gold_c = embed(embedder, [f"{c['label']}: {c['description']}" for c in gold["concepts"]])
+    pred_c = embed(embedder, [n.embed_text for n in concepts])
+    gold_i = embed(embedder, [f"{i['label']}: {i['trigger']}" for i in gold["intents"]])
+    pred_i = embed(embedder, [n.embed_text for n in intents])
     clusters = []
     for concept in concepts:
         members = [label_of[s] for s, _ in supporters(graph, concept.id) if s in label_of]
@@ -112,8 +386,6 @@ def score(scenario: dict[str, Any], memory: TenantMemory, embedder: Embedder) ->
         "events": len(scenario["events"]),
         "nodes": len(graph),
         "edges": graph.edge_count(),
-        "concepts": len(concepts),
-        "intents": len(intents),
         "concept_f1": m.soft_match(pred_c, gold_c, 0.75).f1,
         "concept_f1@0.5": m.soft_match(pred_c, gold_c, 0.5).f1,  # diagnostic, looser match
         "purity": m.purity(clusters),
@@ -130,73 +402,191 @@ def score(scenario: dict[str, Any], memory: TenantMemory, embedder: Embedder) ->
     }
 
 
-def write(rows: dict[str, dict[str, float]], args: argparse.Namespace, took: float) -> Path:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    cols = ("events", "nodes", "edges", "concepts", "intents", *METRICS)
-    mean = {c: float(np.mean([r[c] for r in rows.values()])) for c in cols}
-    lines = [
-        "# Structural quality on the CogEval-style scenarios",
-        "",
-        f"- date: {stamp()}",
-        f"- machine: {machine()}",
-        f"- command: `.venv/bin/python -m benchmarks.bench_structural --embedder {args.embedder}`",
-        f"- heuristic planner; soft match cosine >= 0.75 (Hungarian); chains: every hop "
-        f"pair within 4 undirected hops; {took:.0f} s",
-        "",
-        "| scenario | " + " | ".join(cols) + " |",
-        "|---" * (len(cols) + 1) + "|",
+def score(scenario: dict[str, Any], memory: TenantMemory, embedder: Embedder) -> Scored:
+    """Every figure of one dev scenario: issue 11's and the earlier structural ones."""
+    concepts, intents = cogeval_gold(scenario)
+    scored = score_issue(memory, concepts, intents, embedder)
+    scored.figures.update(structure(scenario, memory, embedder))
+    return scored
+
+
+# -------------------------------------------------------------------------- the sample
+@dataclass(frozen=True)
+class Theme:
+    id: str
+    label: str
+    kind: str  # goal | recurring | distractor
+    goal: str | None
+    events: frozenset[str]
+
+
+def load_themes(path: Path = SAMPLE_THEMES) -> list[Theme]:
+    data = json.loads(path.read_text())
+    return [
+        Theme(t["id"], t["label"], t["kind"], t.get("goal"), frozenset(t["events"]))
+        for t in data["themes"]
     ]
-    for name, r in [*rows.items(), ("**mean**", mean)]:
-        lines.append(
-            f"| {name} | "
-            + " | ".join(
-                f"{r[c]:.0f}"
-                if c in ("events", "nodes", "edges", "concepts", "intents")
-                else f"{r[c]:.3f}"
-                for c in cols
-            )
-            + " |"
+
+
+def load_sample(
+    stream: Path = SAMPLE_STREAM, themes_path: Path = SAMPLE_THEMES
+) -> tuple[list[RawEvent], list[Theme]]:
+    """The sample events and their themes; every event must sit in exactly one theme."""
+    events = [RawEvent.model_validate_json(line) for line in stream.read_text().splitlines()]
+    themes = load_themes(themes_path)
+    placed = [e for t in themes for e in t.events]
+    ids = {e.id for e in events}
+    if len(placed) != len(set(placed)) or set(placed) != ids:
+        raise SystemExit(
+            f"{themes_path.name} must place each of the {len(ids)} events in exactly one theme"
         )
-    path = RESULTS / "structural.md"
-    path.write_text("\n".join(lines) + "\n")
-    import matplotlib
+    return events, themes
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    shown = [c for c in METRICS if c != "compression"]
-    fig, ax = plt.subplots(figsize=(9, 4))
-    ax.bar(shown, [mean[c] for c in shown], color="#4C72B0")
-    ax.set_ylim(0, 1)
-    ax.set_title(
-        f"CogEval-style structure, mean of {len(rows)} scenarios "
-        f"(compression {mean['compression']:.1f})"
+def score_sample(memory: TenantMemory, themes: Sequence[Theme], embedder: Embedder) -> Scored:
+    """Issue 11 figures against the themes (gold concepts: every theme but the distractors;
+    gold intents: the goals) and, per theme, the intents and concepts whose evidence is
+    mostly there."""
+    concepts_gold = [GoldItem(t.id, t.label, t.events) for t in themes if t.kind != "distractor"]
+    goals = [GoldItem(t.id, t.goal, t.events) for t in themes if t.goal]
+    scored = score_issue(memory, concepts_gold, goals, embedder)
+    graph = memory.graph
+    groups = {t.id: set(t.events) for t in themes}
+    intents = [
+        (i, m.majority_group(intent_events(memory, i), groups)) for i in emitted_intents(graph)
+    ]
+    concepts = [
+        (c, m.majority_group(concept_events(graph, c.id), groups)) for c in live_concepts(graph)
+    ]
+    rows = []
+    for t in themes:
+        mine = [i for i, theme in intents if theme == t.id]
+        rows.append(
+            {
+                "theme": t.id,
+                "label": t.label,
+                "kind": t.kind,
+                "goal": t.goal,
+                "events": len(t.events),
+                "pending": sum(1 for i in mine if i.status == IntentStatus.PENDING),
+                "intents": len(mine),
+                "concepts": sum(1 for _, theme in concepts if theme == t.id),
+            }
+        )
+    goal_ids = {t.id for t in themes if t.goal}
+    pending = [(i, theme) for i, theme in intents if i.status == IntentStatus.PENDING]
+    scored.figures.update(
+        {
+            "events": sum(len(t.events) for t in themes),
+            "goal_themes": len(goal_ids),
+            "goal_themes_with_one_pending": sum(
+                1 for r in rows if r["theme"] in goal_ids and r["pending"] == 1
+            ),
+            "pending_off_goal": sum(1 for _, theme in pending if theme not in goal_ids),
+            "intents_mixed": sum(1 for _, theme in intents if theme is None),
+        }
     )
-    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
-    fig.tight_layout()
-    fig.savefig(RESULTS / "structural.png", dpi=120)
-    plt.close(fig)
-    return path
+    scored.names["themes"] = rows
+    scored.names["sample_intents"] = [
+        {
+            "title": i.title,
+            "status": str(i.status),
+            "theme": theme or "mixed",
+            "description": i.text,
+        }
+        for i, theme in intents
+    ]
+    scored.names["sample_concepts"] = [
+        {"title": c.title, "members": len(concept_events(graph, c.id)), "theme": theme or "mixed"}
+        for c, theme in concepts
+    ]
+    return scored
+
+
+# ----------------------------------------------------------------------------- LoCoMo
+def locomo(data_dir: Path, embedder: CachingEmbedder, limit: int | None) -> dict[str, Any]:
+    """Fold each LoCoMo-10 conversation (bench_locomo's loader and fold) and count intents."""
+    from benchmarks.bench_locomo import build, load
+
+    if not (data_dir / "locomo" / "locomo10.json").exists():
+        raise SystemExit(f"LoCoMo not found under {data_dir}/locomo (use --data-dir)")
+    conversations = load(data_dir, limit)
+    embedder.warm([e.text for c in conversations for e in c.events])
+    rows: dict[str, dict[str, float]] = {}
+    titles: dict[str, list[str]] = {}
+    for conv in conversations:
+        wall, cpu = time.perf_counter(), time.process_time()
+        memory = asyncio.run(build([conv], embedder))[conv.tenant]
+        intents = emitted_intents(memory.graph)
+        pending = [i for i in intents if i.status == IntentStatus.PENDING]
+        rows[conv.tenant] = {
+            "turns": len(conv.events),
+            "concepts": len(live_concepts(memory.graph)),
+            "intents": len(intents),
+            "pending": len(pending),
+            "seconds": time.perf_counter() - wall,
+            "cpu_seconds": time.process_time() - cpu,
+        }
+        titles[conv.tenant] = [i.title for i in pending]
+    return {"conversations": rows, "pending_titles": titles}
+
+
+# -------------------------------------------------------------------------------- main
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    parser.add_argument(
+        "--scenario", action="append", default=None, help="only this dev scenario (repeatable)"
+    )
+    parser.add_argument("--no-sample", action="store_true", help="skip the sample stream")
+    parser.add_argument("--locomo", action="store_true", help="also fold LoCoMo-10 (minutes)")
+    parser.add_argument("--locomo-limit", type=int, default=None, help="first N conversations")
+    parser.add_argument("--json", type=Path, default=None, help="write every figure here")
+    parser.add_argument("--name", default="structural", help="results file stem")
+    return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
-    args = parser.parse_args(argv)
+    from benchmarks.bench_locomo import make_embedder
+    from benchmarks.structural_report import Run, write_all
+
+    args = parse(argv)
+    command = " ".join(
+        [
+            ".venv/bin/python -m benchmarks.bench_structural",
+            *(sys.argv[1:] if argv is None else argv),
+        ]
+    )
     quiet_logs()
+    use_single_thread()  # as the runtime does (stream_app.factory.build_engine)
     files = sorted((args.data_dir / "cogeval").glob("*.json"))
+    if args.scenario:
+        files = [f for f in files if f.stem in set(args.scenario)]
     if not files:
         raise SystemExit(f"no scenarios under {args.data_dir}/cogeval (use --data-dir)")
-    embedder: Embedder = MiniLmOnnxEmbedder() if args.embedder == "minilm" else HashingEmbedder()
-    started = time.perf_counter()
-    rows = {}
-    for path in files:
-        scenario = json.loads(path.read_text())
-        memory = asyncio.run(fold(scenario, embedder))
-        rows[scenario["scenario"]] = score(scenario, memory, embedder)
-    out = write(rows, args, time.perf_counter() - started)
-    print(out.read_text())
+    embedder = make_embedder(args.embedder)
+    run = Run(command=command, embedder=embedder.model_id)
+    scenarios = [json.loads(path.read_text()) for path in files]
+    embedder.warm([e.text for s in scenarios for e in scenario_events(s)])
+    for scenario in scenarios:
+        with run.timed(scenario["scenario"]):
+            memory = asyncio.run(fold(scenario, embedder))
+            run.scenarios[scenario["scenario"]] = score(scenario, memory, embedder)
+    if not args.no_sample:
+        events, themes = load_sample()
+        embedder.warm([e.text for e in events])
+        with run.timed("sample"):
+            memory = asyncio.run(fold_stream(events[0].tenant, events, embedder))
+            run.sample = score_sample(memory, themes, embedder)
+    if args.locomo:
+        with run.timed("locomo"):
+            run.locomo = locomo(args.data_dir, embedder, args.locomo_limit)
+    embedder.save()
+    paths = write_all(run, args.name, args.json)
+    print(paths[0].read_text())
+    if run.sample is not None:
+        print(paths[1].read_text().split("## Sample stream", 1)[-1])
 
 
 if __name__ == "__main__":

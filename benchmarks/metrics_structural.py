@@ -1,6 +1,14 @@
 """Structural metrics of a memory graph against a CogEval-style gold graph (SPEC section 5).
 
-Pure functions over numpy arrays and networkx graphs, so each one is unit-tested on its own.
+Pure functions over numpy arrays, sets and networkx graphs, so each one is unit-tested on its
+own. The matching rules (issue 11):
+
+- labels and titles: ``soft_match``, one-to-one (Hungarian, maximum total cosine) between
+  embedded predicted and gold texts; a pair counts when its cosine reaches the threshold.
+- event sets: ``set_match``, the same one-to-one rule on Jaccard similarity (a pair counts at
+  Jaccard >= 0.3 by default).
+- intent evidence: ``evidence_match``, many-to-many: an emitted intent matches a gold intent
+  when at least half of its evidence events, and at least two, lie in the gold intent's set.
 """
 
 from __future__ import annotations
@@ -8,7 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 import networkx as nx
@@ -33,16 +41,94 @@ def soft_match(pred: Array, gold: Array, threshold: float = 0.75) -> SoftMatch:
     if len(pred) == 0 or len(gold) == 0:
         return SoftMatch(0.0, 0.0, 0.0, [])
     sim = np.asarray(pred, dtype=np.float64) @ np.asarray(gold, dtype=np.float64).T
-    rows, cols = linear_sum_assignment(-sim)
+    return assign(sim, threshold)
+
+
+def assign(scores: npt.NDArray[np.float64], threshold: float) -> SoftMatch:
+    """One-to-one assignment of rows (predicted) to columns (gold) maximising the total score
+    (Hungarian); assigned pairs scoring below ``threshold`` do not count.
+    precision = pairs / rows, recall = pairs / columns."""
+    n_pred, n_gold = scores.shape
+    if n_pred == 0 or n_gold == 0:
+        return SoftMatch(0.0, 0.0, 0.0, [])
+    rows, cols = linear_sum_assignment(-scores)
     pairs = [
-        (int(r), int(c), float(sim[r, c]))
+        (int(r), int(c), float(scores[r, c]))
         for r, c in zip(rows, cols, strict=True)
-        if sim[r, c] >= threshold
+        if scores[r, c] >= threshold
     ]
-    p = len(pairs) / len(pred)
-    r = len(pairs) / len(gold)
+    p = len(pairs) / n_pred
+    r = len(pairs) / n_gold
     f1 = 0.0 if p + r == 0 else 2 * p * r / (p + r)
     return SoftMatch(p, r, f1, pairs)
+
+
+def jaccard(a: Set[Hashable], b: Set[Hashable]) -> float:
+    """|a & b| / |a | b| (0 for two empty sets)."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def set_match(
+    pred: Sequence[Set[Hashable]], gold: Sequence[Set[Hashable]], threshold: float = 0.3
+) -> SoftMatch:
+    """Grounded match of event sets: one-to-one (Hungarian, max total Jaccard) between
+    predicted and gold sets; an assigned pair counts when its Jaccard is >= ``threshold``.
+    precision = pairs / predicted sets, recall = pairs / gold sets."""
+    scores = np.array([[jaccard(p, g) for g in gold] for p in pred], dtype=np.float64)
+    return assign(scores.reshape(len(pred), len(gold)), threshold)
+
+
+@dataclass(frozen=True)
+class EvidenceMatch:
+    precision: float  # share of emitted intents that match some gold intent
+    recall: float  # share of gold intents matched by at least one emitted intent
+    matches: list[list[int]]  # per emitted intent: the gold intents it matches
+
+
+def evidence_covers(evidence: Set[Hashable], gold: Set[Hashable], minimum: int = 2) -> bool:
+    """Whether at least half of ``evidence``, and at least ``minimum`` items, lie in ``gold``."""
+    inside = len(evidence & gold)
+    return inside >= minimum and 2 * inside >= len(evidence)
+
+
+def evidence_match(
+    emitted: Sequence[Set[Hashable]], gold: Sequence[Set[Hashable]], minimum: int = 2
+) -> EvidenceMatch:
+    """Intents matched by their evidence events, many-to-many (a goal reached by two intents
+    counts once in recall; both intents count in precision).
+
+    An emitted intent matches a gold intent when at least half of its evidence events, and at
+    least ``minimum``, lie in the gold intent's evidence set (the events of its supporting
+    concepts). Precision = share of emitted intents matching some gold intent; recall = share
+    of gold intents matched by at least one emitted intent (0 when there are none)."""
+    matches = [[j for j, g in enumerate(gold) if evidence_covers(e, g, minimum)] for e in emitted]
+    hit_gold = {j for row in matches for j in row}
+    precision = sum(1 for row in matches if row) / len(emitted) if emitted else 0.0
+    recall = len(hit_gold) / len(gold) if gold else 0.0
+    return EvidenceMatch(precision, recall, matches)
+
+
+def duplicate_matches(matches: Sequence[Sequence[int]]) -> int:
+    """Intents (in emission order) whose every matched gold intent an earlier intent already
+    matched: the would-be-merged repeats of one goal (0 = one intent per goal)."""
+    seen: set[int] = set()
+    repeats = 0
+    for row in matches:
+        if row and set(row) <= seen:
+            repeats += 1
+        seen.update(row)
+    return repeats
+
+
+def majority_group(items: Set[Hashable], groups: Mapping[str, Set[Hashable]]) -> str | None:
+    """The group holding more than half of ``items`` (None when none does, or no items)."""
+    if not items:
+        return None
+    for name, members in groups.items():
+        if 2 * len(items & members) > len(items):
+            return name
+    return None
 
 
 def purity(clusters: Iterable[Sequence[Hashable]]) -> float:
