@@ -28,6 +28,7 @@ from schemas.events import RawEvent
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentMessage, IntentStatus, can_transition
 from schemas.plans import UpdatePlan
+from topologies import goals, topics
 from topologies.config import EngineConfig
 from topologies.consolidation import Consolidator
 from topologies.context import assemble_context, record_access
@@ -174,13 +175,18 @@ class FoldEngine:
         memory.begin()
         try:
             node = event_to_node(event, node_id)
+            cues = goals.signals_attr(goals.event_signals(node))
             memory.graph.add_node(
-                node.model_copy(update={"attrs": {**node.attrs, "fingerprint": fingerprint}})
+                node.model_copy(
+                    update={
+                        "attrs": {**node.attrs, "fingerprint": fingerprint, goals.CUES_ATTR: cues}
+                    }
+                )
             )
             if previous is not None:
                 self._link_revision(memory, previous, node_id, event)
             memory.index(NodeKind.EVENT).upsert(node_id, vector)
-            memory.index(POOL).upsert(node_id, vector)
+            memory.index(POOL).upsert(node_id, topics.observe(memory, vector, self.config.topics))
             self._trim_pool(memory)
             memory.set_event_state(event.id, "stored")
             now = self.stream_now(memory, event)

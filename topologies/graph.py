@@ -12,6 +12,7 @@ Never mutate a Node or Edge in place: use the methods below.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -125,6 +126,11 @@ class MemoryGraph:
         for keyed in self.g._pred[node_id].values():
             for data in keyed.values():
                 yield data["e"]
+
+    def recent_sources(self, node_id: str, kind: EdgeKind, limit: int) -> list[str]:
+        """Sources of ``kind`` in-edges, most recently attached first, at most ``limit``: costs
+        what it returns, whatever the node's degree."""
+        return list(itertools.islice(reversed(self._in_kind.get((node_id, kind), {})), limit))
 
     def in_degree(self, node_id: str, kind: EdgeKind) -> int:
         return len(self._in_kind.get((node_id, kind), ()))

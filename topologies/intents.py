@@ -56,7 +56,18 @@ from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.executor import PlanExecutor
+from topologies.goals import GoalEvidence, cached_signals
 from topologies.graph import decayed_weight
+from topologies.intent_boundaries import (
+    LAST_EVIDENCE_ATTR,
+    converges,
+    goal_evidence,
+    goal_of,
+    last_evidence,
+    overdue,
+    serves_other_goal,
+    track,
+)
 from topologies.memory import TenantMemory
 from topologies.scope import FoldScope
 
@@ -64,7 +75,7 @@ log = structlog.get_logger(__name__)
 
 MAX_SEEDS = 8  # seed concepts examined per fold
 MAX_CLUSTER = 8  # concepts per cluster (seed included)
-MAX_SUPPORT = 8  # TRIGGERS edges written per intent
+MAX_SUPPORT = 3  # TRIGGERS edges written per intent (a goal spans two or three themes)
 MAX_EVIDENCE_SCAN = 200  # predecessors read per concept when measuring evidence
 MAX_EVIDENCE_IDS = 32  # RawEvent ids listed in an intent view
 MAX_DEADLINES = 3  # DEADLINE_FOR edges written per intent
@@ -77,6 +88,7 @@ CLUSTER_EDGES = frozenset(
 EVIDENCE_KINDS = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 THRESHOLD_KEY = "intent_threshold:{category}"
 EASIER, HARDER = 0.9, 1.3
+CLOSED = frozenset({IntentStatus.RESOLVED, IntentStatus.REJECTED})
 
 
 @dataclass
@@ -89,11 +101,13 @@ class Cluster:
     events: dict[str, set[str]] = field(default_factory=dict)  # concept -> evidence event nodes
     connectivity: float = 0.0
     category: str = "general"
+    goal: GoalEvidence = field(default_factory=GoalEvidence)  # goal cues of the evidence
 
     @property
     def supporting(self) -> list[str]:
-        """Concepts with evidence, strongest first (ties by id)."""
-        return sorted(self.evidence, key=lambda c: (-self.evidence[c], c))
+        """Concepts with evidence: the seed (the concept the event touched: the goal's own
+        theme) first, then strongest first (ties by id)."""
+        return [c for c in self.members if c in self.evidence]
 
     @property
     def density(self) -> float:
@@ -123,25 +137,34 @@ class IntentEmergence:
         created: list[str] = []
         handled: set[str] = set()  # intents created or reinforced in this fold
         covered: set[str] = set()  # concepts already part of a handled cluster
+        overlap = self.config.intents.duplicate_overlap
         for seed in self._seeds(memory, scope):
             if seed in covered:
                 continue
             cluster = self._cluster(memory, seed, scope.now)
             self._measure(memory, cluster, scope.now, None)
-            open_intent, since = self._covering(memory, cluster.supporting)
-            if open_intent is not None:
-                if open_intent not in handled:
-                    self._reinforce(memory, scope, open_intent, cluster)
-                    handled.add(open_intent)
+            existing = goal_of(memory, seed, cluster.evidence, overlap)
+            if existing is not None and memory.graph.node(existing).status in OPEN_STATUSES:
+                if existing not in handled:  # the same goal: corroborate, emit nothing
+                    self._reinforce(memory, scope, existing, cluster)
+                    handled.add(existing)
                 covered.update(cluster.members)
                 continue
+            since = self._closed_since(memory, cluster.supporting)
             if since is not None:  # a closed intent covers it: only newer evidence counts
                 self._measure(memory, cluster, scope.now, since)
+            cluster.goal = goal_evidence(memory, cluster.event_ids)
+            if existing is not None:  # an expired intent: its goal comes back, or stays quiet
+                if existing not in handled and self._revive(memory, scope, existing, cluster):
+                    handled.add(existing)
+                    covered.update(cluster.members)
+                continue
             intent_id = self._maybe_emit(memory, scope, cluster)
             if intent_id is not None:
                 created.append(intent_id)
                 handled.add(intent_id)
                 covered.update(cluster.members)
+        self.expire(memory, scope)
         return created
 
     def _seeds(self, memory: TenantMemory, scope: FoldScope) -> list[str]:
@@ -170,11 +193,9 @@ class IntentEmergence:
         ranked = sorted(strength, key=lambda c: (-strength[c], c))[: MAX_CLUSTER - 1]
         return Cluster(seed=seed, members=[seed, *ranked])
 
-    def _covering(
-        self, memory: TenantMemory, members: list[str]
-    ) -> tuple[str | None, datetime | None]:
-        """(open intent triggered by more than half of the members, latest closing time of a
-        closed intent triggered by more than half of them)."""
+    def _closed_since(self, memory: TenantMemory, members: list[str]) -> datetime | None:
+        """Latest closing time of a resolved or rejected intent triggered by more than half of
+        the members: evidence from before it produced that intent and does not count again."""
         graph = memory.graph
         votes: Counter[str] = Counter()
         for concept in members:
@@ -185,12 +206,10 @@ class IntentEmergence:
             node = graph.get(intent_id)
             if node is None or node.kind != NodeKind.INTENT or not members:
                 continue
-            if count * 2 <= len(members):
+            if count * 2 <= len(members) or node.status not in CLOSED:
                 continue
-            if node.status in OPEN_STATUSES:
-                return node.id, None
             since = node.updated_at if since is None else max(since, node.updated_at)
-        return None, since
+        return since
 
     def _measure(
         self, memory: TenantMemory, cluster: Cluster, now: datetime, since: datetime | None
@@ -210,6 +229,8 @@ class IntentEmergence:
             members = set(support)
             linked = sum(1 for a in support for b in graph.neighbors(a) if b in members and a < b)
             cluster.connectivity = linked / pairs
+        elif support and converges(memory, cluster.events[support[0]]):
+            cluster.connectivity = 1.0  # one theme that several sources converge on
         cluster.category = self._category(memory, cluster)
 
     def _evidence(
@@ -249,15 +270,18 @@ class IntentEmergence:
         cfg = self.config.intents
         density = cluster.density
         threshold = self.threshold(memory, cluster.category)
-        if len(cluster.supporting) < cfg.min_supporting_concepts:
+        if len(cluster.supporting) < cfg.min_supporting_concepts and cluster.connectivity <= 0:
             return None
         if len(cluster.event_ids) < MIN_EVIDENCE_EVENTS or density < threshold:
+            return None
+        if cluster.goal.score < cfg.goal_min_score:  # a topic, not a goal
             return None
         deadlines = self._deadlines(memory, cluster, scope.now)
         ref = f"intent.{cluster.seed}"
         plan = self._creation_plan(memory, scope, cluster, ref, (density, threshold), deadlines)
         self.executor.apply(memory, plan, scope)
         intent_id = scope.ref_ids[ref]
+        track(memory, intent_id, cfg)
         self._move_threshold(memory, cluster.category, density)
         log.info(
             "intent_emerged",
@@ -300,6 +324,8 @@ class IntentEmergence:
                     "threshold": round(threshold, 6),
                     "connectivity": round(cluster.connectivity, 6),
                     "seed": cluster.seed,
+                    "goal_score": round(cluster.goal.score, 6),
+                    LAST_EVIDENCE_ATTR: scope.now.isoformat(),
                 },
                 reasoning=reasoning,
                 grounded_in=[scope.event_node_id, *support],
@@ -370,16 +396,22 @@ class IntentEmergence:
         graph = memory.graph
         intent = graph.node(intent_id)
         existing = {e.src for e in graph.in_edges(intent_id, EdgeKind.TRIGGERS)}
-        ops: list[PlanOp] = [
-            AddEdge(
-                src=scope.event_node_id,
-                dst=intent_id,
-                kind=EdgeKind.REINFORCES,
-                reasoning="new evidence for an open intent",
+        ops: list[PlanOp] = []
+        if cluster.seed in existing:  # the event is about one of the goal's own themes
+            ops.append(
+                AddEdge(
+                    src=scope.event_node_id,
+                    dst=intent_id,
+                    kind=EdgeKind.REINFORCES,
+                    reasoning="new evidence for an open intent",
+                )
             )
-        ]
         room = max(0, MAX_SUPPORT - len(existing))
-        fresh = [c for c in cluster.supporting if c not in existing][:room]
+        fresh = [
+            c
+            for c in cluster.supporting
+            if c not in existing and not serves_other_goal(memory, c, intent_id)
+        ][:room]
         ops.extend(
             AddEdge(src=c, dst=intent_id, kind=EdgeKind.TRIGGERS, reasoning="supporting concept")
             for c in fresh
@@ -393,6 +425,10 @@ class IntentEmergence:
             ops.append(AddEdge(src=deadlines[0].id, dst=intent_id, kind=EdgeKind.DEADLINE_FOR))
         else:
             new_deadline = None
+        attrs: dict[str, object] = {"density": round(cluster.density, 6)}
+        event = graph.node(scope.event_node_id)
+        if cached_signals(event).any:  # an event that moves the goal: it is not stale
+            attrs[LAST_EVIDENCE_ATTR] = scope.now.isoformat()
         ops.append(
             UpdateNode(
                 id=intent_id,
@@ -400,11 +436,12 @@ class IntentEmergence:
                 # the title and description name the deadline: keep them in step with it
                 title=None if new_deadline is None else with_deadline(intent.title, new_deadline),
                 text=None if new_deadline is None else _redate(intent.text, new_deadline),
-                attrs={"density": round(cluster.density, 6)},
+                attrs=attrs,
                 reasoning="reinforced by a new event",
             )
         )
         self.executor.apply(memory, UpdatePlan(ops=ops, planner="intent-emergence"), scope)
+        track(memory, intent_id, self.config.intents)
         log.info(
             "intent_reinforced",
             tenant=memory.tenant,
@@ -442,7 +479,44 @@ class IntentEmergence:
             planner="feedback",
         )
         self.executor.apply(memory, plan, scope)
+        track(memory, node.id, self.config.intents)
         self._feedback(memory, node, status)
+
+    # ---------------------------------------------------------------- staleness
+    def expire(self, memory: TenantMemory, scope: FoldScope) -> list[str]:
+        """Pending intents past their due time (no new goal evidence within the stale horizon,
+        or the deadline long past) move to expired; the change is emitted like any other."""
+        expired: list[str] = []
+        for intent_id in overdue(memory, scope.now, self.config.intents):
+            node = memory.graph.get(intent_id)
+            if node is None or node.status != IntentStatus.PENDING:
+                track(memory, intent_id, self.config.intents)
+                continue
+            quiet = (scope.now - last_evidence(node)).days
+            note = (
+                f"no new evidence for {quiet} days"
+                if node.deadline is None or (node.deadline > scope.now)
+                else f"deadline {node.deadline.date().isoformat()} passed, no new evidence since"
+            )
+            self.set_status(memory, scope, node.id, IntentStatus.EXPIRED, note)
+            expired.append(node.id)
+            log.info("intent_expired", tenant=memory.tenant, intent_id=node.id, note=note)
+        return expired
+
+    def _revive(
+        self, memory: TenantMemory, scope: FoldScope, intent_id: str, cluster: Cluster
+    ) -> bool:
+        """An expired intent whose goal has fresh evidence again (dense enough, with goal cues)
+        comes back to pending instead of a second intent for the same goal."""
+        threshold = self.threshold(memory, cluster.category)
+        if cluster.density < threshold or cluster.goal.score < self.config.intents.goal_min_score:
+            return False
+        if len(cluster.event_ids) < MIN_EVIDENCE_EVENTS:
+            return False
+        self.set_status(memory, scope, intent_id, IntentStatus.PENDING, "new evidence")
+        self._reinforce(memory, scope, intent_id, cluster)
+        log.info("intent_revived", tenant=memory.tenant, intent_id=intent_id)
+        return True
 
     def _feedback(self, memory: TenantMemory, node: Node, status: IntentStatus) -> None:
         density = float(node.attrs.get("density", 0.0))

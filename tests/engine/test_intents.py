@@ -33,11 +33,12 @@ SCRIPT = {
 
 
 def stream(make_event: MakeEvent) -> list[RawEvent]:
-    """Two weeks of a user planning a trip, with a dentist thread as noise."""
+    """Two weeks of a user planning a trip, with a dentist thread as noise. The trip is a goal:
+    a booking with a date ahead, and a commitment two days later."""
     return [
         make_event("Flights booked: Lisbon, 18 Dec", id="flights", hours=0),
         make_event("Dentist: cleaning on Monday", id="dentist", hours=10),
-        make_event("My passport expires in November", id="passport", hours=48),
+        make_event("My passport expires in November, I need to renew it", id="passport", hours=48),
         make_event("Passport photos for the Lisbon trip", id="photos", hours=96),
         make_event("Dentist follow-up", id="dentist-2", hours=120),
         make_event("Renewal appointment booked", id="appointment", hours=200),
