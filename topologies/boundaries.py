@@ -131,8 +131,8 @@ class Boundaries:
         if similarity >= cfg.split_similarity:
             return False
         moving = side if count * 2 < len(pairs) else ~side
-        if count * 2 == len(pairs) and bool(side[-1]):  # a tie: the side of the oldest stays
-            moving = ~side
+        if count * 2 == len(pairs):  # a tie: the side of the oldest member (listed last) stays
+            moving = ~side if bool(side[-1]) else side
         moved = [e for (e, _), flag in zip(pairs, moving, strict=True) if flag]
         new_id = self._new_concept(memory, scope, concept_id, moved)
         log.info(

@@ -84,7 +84,7 @@ def converges(memory: TenantMemory, event_ids: Iterable[str]) -> bool:
     return len(sources) >= MIN_SOURCES and events >= MIN_SINGLE_EVENTS
 
 
-def serves_other_goal(memory: TenantMemory, concept: str, intent_id: str) -> bool:
+def serves_other_goal(memory: TenantMemory, concept: str, intent_id: str | None) -> bool:
     """Whether the concept already triggers another open intent (a theme supports one goal at
     a time: reinforcing an intent does not pull in another goal's concepts)."""
     graph = memory.graph

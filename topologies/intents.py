@@ -151,7 +151,11 @@ class IntentEmergence:
                 covered.update(cluster.members)
                 continue
             since = self._closed_since(memory, cluster.supporting)
-            if since is not None:  # a closed intent covers it: only newer evidence counts
+            free = [m for m in cluster.members if not serves_other_goal(memory, m, existing)]
+            if since is not None or len(free) < len(cluster.members):
+                # only newer evidence than a closed intent's counts; a theme serving another
+                # open goal is not this one's (one goal per theme at a time)
+                cluster.members = [seed, *(m for m in free if m != seed)]
                 self._measure(memory, cluster, scope.now, since)
             cluster.goal = goal_evidence(memory, cluster.event_ids)
             if existing is not None:  # an expired intent: its goal comes back, or stays quiet
@@ -397,7 +401,16 @@ class IntentEmergence:
         intent = graph.node(intent_id)
         existing = {e.src for e in graph.in_edges(intent_id, EdgeKind.TRIGGERS)}
         ops: list[PlanOp] = []
-        if cluster.seed in existing:  # the event is about one of the goal's own themes
+        room = max(0, MAX_SUPPORT - len(existing))
+        fresh = [
+            c
+            for c in cluster.supporting
+            if c not in existing and not serves_other_goal(memory, c, intent_id)
+        ][:room]
+        themes = {
+            e.dst for kind in EVIDENCE_KINDS for e in graph.out_edges(scope.event_node_id, kind)
+        }
+        if themes & (existing | set(fresh)):  # the event is about one of the goal's themes
             ops.append(
                 AddEdge(
                     src=scope.event_node_id,
@@ -406,12 +419,6 @@ class IntentEmergence:
                     reasoning="new evidence for an open intent",
                 )
             )
-        room = max(0, MAX_SUPPORT - len(existing))
-        fresh = [
-            c
-            for c in cluster.supporting
-            if c not in existing and not serves_other_goal(memory, c, intent_id)
-        ][:room]
         ops.extend(
             AddEdge(src=c, dst=intent_id, kind=EdgeKind.TRIGGERS, reasoning="supporting concept")
             for c in fresh

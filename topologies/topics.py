@@ -93,7 +93,8 @@ def event_topic(memory: TenantMemory, event_id: str, config: TopicConfig) -> Vec
 
 # ------------------------------------------------------------------- centroids
 def member_events(memory: TenantMemory, concept_id: str, limit: int = MAX_MEMBERS) -> list[str]:
-    """EVENT ids grounding or reinforcing the concept, most recently attached first."""
+    """EVENT ids grounding or reinforcing the concept, the latest by event time first (read
+    among the ``limit`` most recently attached of each edge kind)."""
     graph = memory.graph
     events = graph.ids(NodeKind.EVENT)
     seen: dict[str, None] = {}
@@ -101,7 +102,9 @@ def member_events(memory: TenantMemory, concept_id: str, limit: int = MAX_MEMBER
         for src in graph.recent_sources(concept_id, kind, limit):
             if src in events:
                 seen.setdefault(src, None)
-    return list(seen)[:limit]
+    nodes = [graph.node(e) for e in seen]
+    nodes.sort(key=lambda n: (n.ts or n.created_at, n.id), reverse=True)
+    return [n.id for n in nodes[:limit]]
 
 
 def centroid(memory: TenantMemory, concept_id: str, config: TopicConfig) -> Vector | None:
