@@ -2,13 +2,18 @@
 
 For one event it decides, in order:
 
-1. **Assignment** (embedding similarity): the nearest CONCEPT with cosine >= assign_similarity
-   gets ``REINFORCES event -> concept`` (plus an attrs-only UPDATE_NODE when the event brings
-   new salient keywords: no re-embedding, so the concept does not drift).
-2. **Online clustering**: otherwise unassigned events in the POOL index with cosine >=
-   pair_similarity seed a new CONCEPT, labelled from their shared salient words (IDF from
-   ``wordfreq``), with a lexicon category, ``GROUNDS member -> concept`` and
+1. **Assignment** (topic space, ``topologies/topics.py``): the CONCEPT whose member centroid
+   is nearest to the event's topic vector, at cosine >= assign_similarity, gets ``REINFORCES
+   event -> concept`` (plus an attrs-only UPDATE_NODE when the event brings new salient
+   keywords). Candidates: the TOPIC index's kNN and the concepts of the context. Comparing
+   with a concept's members, not its label, keeps a concept to the theme its events share.
+2. **Online clustering**: otherwise unassigned events in the POOL index (topic vectors) with
+   cosine >= pair_similarity seed a new CONCEPT, labelled from their shared salient words (IDF
+   from ``wordfreq``), with a lexicon category, ``GROUNDS member -> concept`` and
    ``DERIVED_FROM concept -> member``. With no such neighbour the event stays unassigned.
+   **Bridges**: the concept the event joined or seeded gets ``RELATED_TO`` to the other
+   candidates whose centroid the event is also close to (cosine >= bridge_similarity, at most
+   two): the event sits between them.
 3. **Entity links**: earlier events (within link_window_days) sharing entities (names,
    participants, ticket ids, emails, @mentions, threads) get ``CAUSES earlier -> event`` when
    the text has a causal cue, else ``TRIGGERS``; at most 3, strongest first. The strength is

@@ -16,13 +16,24 @@ Evidence density, for one fold at stream time ``now``:
   any edge (either direction); 0 when ``|S| < 2``.
 - *density* ``D = kappa(S) * sum_{c in S} E(c)``.
 
-An intent crystallises when ``D >= theta[category]``, ``|S| >= min_supporting_concepts``, the
-evidence comes from at least ``MIN_EVIDENCE_EVENTS`` distinct events, and no open intent is
-already triggered by more than half of ``S``. If one is, that intent is reinforced instead
-(REINFORCES from the event, TRIGGERS from new supporting concepts, its deadline refreshed).
-If a *closed* intent (resolved / rejected) covers the cluster, only evidence newer than its
-closing (``since``) counts, so a resolved goal does not re-emerge from the evidence that
-produced it.
+For one supporting concept, ``kappa`` is 1 when its evidence events come from several sources
+(``intent_boundaries.converges``: a registration email, training notes, calendar entries about
+one race), else 0.
+
+An intent crystallises when ``D >= theta[category]``, ``|S| >= min_supporting_concepts`` (or
+one converging concept), the evidence comes from at least ``MIN_EVIDENCE_EVENTS`` distinct
+events, and its evidence events carry goal cues (``GoalEvidence.score >= goal_min_score``,
+``topologies/goals.py``). Before that, ``intent_boundaries.goal_of`` looks for the intent
+whose goal this cluster already is (its seed triggers it, or ``duplicate_overlap`` of the
+evidence mass lies on concepts that trigger it): an open one is reinforced instead (REINFORCES
+from the event when it touched one of the goal's themes, TRIGGERS from new supporting concepts
+that serve no other open goal, its deadline refreshed, its staleness clock reset when the event
+carries a goal cue); an expired one comes back to pending if the cluster passes the tests
+again. Concepts already triggering another open intent are left out of a new intent (one goal
+per theme at a time), at most ``MAX_SUPPORT`` concepts support one. If a *closed* intent
+(resolved / rejected) covers the cluster, only evidence newer than its closing (``since``)
+counts, so a resolved goal does not re-emerge from the evidence that produced it. Pending
+intents past their due time expire (``IntentEmergence.expire``, every fold, bounded).
 
 Category: the most common ``category`` among ``S`` (ties: more evidence, then the name;
 default ``"general"``). Threshold ``theta[category]`` lives in ``memory.meta`` under
