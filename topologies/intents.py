@@ -55,20 +55,21 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import structlog
 
 from schemas.errors import InvalidTransitionError, NotFoundError
-from schemas.graph import EdgeKind, Node, NodeKind
+from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import OPEN_STATUSES, Intent, IntentStatus, can_transition
 from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.executor import PlanExecutor
 from topologies.goals import GoalEvidence, cached_signals
-from topologies.graph import decayed_weight
+from topologies.graph import MemoryGraph, decayed_weight
 from topologies.intent_boundaries import (
     LAST_EVIDENCE_ATTR,
     converges,
@@ -79,7 +80,7 @@ from topologies.intent_boundaries import (
     serves_other_goal,
     track,
 )
-from topologies.memory import TenantMemory
+from topologies.memory import TOPIC, TenantMemory
 from topologies.scope import FoldScope
 
 log = structlog.get_logger(__name__)
@@ -196,17 +197,21 @@ class IntentEmergence:
         concepts = graph.ids(NodeKind.CONCEPT)
         decay = self.config.consolidation.decay_per_day
         strength: dict[str, float] = {}
-        for edge in graph.incident(seed):
+        for edge in _concept_links(graph, seed):  # kind-filtered: not the seed's REINFORCES
             other = edge.dst if edge.src == seed else edge.src
-            if edge.kind not in CLUSTER_EDGES or other not in concepts or other == seed:
+            if other not in concepts or other == seed:
                 continue
             node = graph.node(other)
             if node.superseded_by is not None:
                 continue
             weight = decayed_weight(edge, now, decay)
             strength[other] = max(strength.get(other, 0.0), weight)
-        ranked = sorted(strength, key=lambda c: (-strength[c], c))[: MAX_CLUSTER - 1]
-        return Cluster(seed=seed, members=[seed, *ranked])
+        # equally strong links (one association each, the common case) are told apart by how
+        # close the two concepts' members are (topic centroids), not by their ids
+        centroids = memory.index(TOPIC)
+        closeness = {c: centroids.similarity(seed, c) or 0.0 for c in strength}
+        ranked = sorted(strength, key=lambda c: (-round(strength[c], 2), -closeness[c], c))
+        return Cluster(seed=seed, members=[seed, *ranked[: MAX_CLUSTER - 1]])
 
     def _closed_since(self, memory: TenantMemory, members: list[str]) -> datetime | None:
         """Latest closing time of a resolved or rejected intent triggered by more than half of
@@ -573,6 +578,13 @@ class IntentEmergence:
             clamped = cfg.initial_threshold
         memory.set_meta(THRESHOLD_KEY.format(category=category), round(clamped, 6))
         return clamped
+
+
+def _concept_links(graph: MemoryGraph, concept: str) -> Iterator[Edge]:
+    """The concept's edges of the cluster kinds, both directions."""
+    for kind in sorted(CLUSTER_EDGES):
+        yield from graph.out_edges(concept, kind)
+        yield from graph.in_edges(concept, kind)
 
 
 # -------------------------------------------------------------------- views
