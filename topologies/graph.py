@@ -132,6 +132,29 @@ class MemoryGraph:
         what it returns, whatever the node's degree."""
         return list(itertools.islice(reversed(self._in_kind.get((node_id, kind), {})), limit))
 
+    def recent_edges(self, node_id: str, per_kind: int, incoming: bool = True) -> Iterator[Edge]:
+        """Out-edges (and in-edges unless ``incoming`` is False) of every kind, the most recently
+        attached ``per_kind`` of each kind and direction: what a hub's newest (least decayed)
+        edges are, at a cost bounded by ``per_kind``, whatever the node's degree."""
+        if node_id not in self.g:
+            return
+        succ, pred = self.g._succ[node_id], self.g._pred[node_id]
+        if len(succ) + (len(pred) if incoming else 0) <= per_kind:  # small: every edge is new
+            yield from self.out_edges(node_id)
+            if incoming:
+                yield from self.in_edges(node_id)
+            return
+        for kind in EdgeKind:
+            for dst in itertools.islice(
+                reversed(self._out_kind.get((node_id, kind), {})), per_kind
+            ):
+                yield succ[dst][kind]["e"]
+            if incoming:
+                for src in itertools.islice(
+                    reversed(self._in_kind.get((node_id, kind), {})), per_kind
+                ):
+                    yield pred[src][kind]["e"]
+
     def in_degree(self, node_id: str, kind: EdgeKind) -> int:
         return len(self._in_kind.get((node_id, kind), ()))
 

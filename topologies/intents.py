@@ -9,8 +9,8 @@ Evidence density, for one fold at stream time ``now``:
 - *evidence* of a concept ``E(c) = sum of w(e, now)`` over its GROUNDS / REINFORCES in-edges
   ``e`` from EVENT nodes whose event time lies in ``[now - window_days, now]`` (and after
   ``since``, see below), ``w`` being the lazily decayed edge weight. Only the
-  ``MAX_EVIDENCE_SCAN`` most recently attached predecessors of a concept are read, so a hub
-  concept costs a bounded amount.
+  ``MAX_EVIDENCE_SCAN`` most recently attached GROUNDS and REINFORCES sources of a concept are
+  read (each kind), so a hub concept costs a bounded amount.
 - *supporting concepts* ``S = {c in K : E(c) > 0}``.
 - *connectivity* ``kappa(S)`` = share of the ``|S|(|S|-1)/2`` concept pairs of ``S`` joined by
   any edge (either direction); 0 when ``|S| < 2``.
@@ -88,9 +88,11 @@ log = structlog.get_logger(__name__)
 MAX_SEEDS = 8  # seed concepts examined per fold
 MAX_CLUSTER = 8  # concepts per cluster (seed included)
 MAX_SUPPORT = 3  # TRIGGERS edges written per intent (a goal spans two or three themes)
-MAX_EVIDENCE_SCAN = 200  # predecessors read per concept when measuring evidence
+MAX_EVIDENCE_SCAN = 64  # evidence edges read per concept and kind (the most recent)
 MAX_EVIDENCE_IDS = 32  # RawEvent ids listed in an intent view
 MAX_DEADLINES = 3  # DEADLINE_FOR edges written per intent
+OLDER_RUN = 16  # consecutive evidence events before the window that end a concept's scan
+MAX_TIME_SCAN = 32  # most recent TIME anchors read per concept or event for a deadline
 MIN_EVIDENCE_EVENTS = 2  # distinct events behind an intent
 MAX_NOTES = 20
 
@@ -261,13 +263,22 @@ class IntentEmergence:
         window_start = now - timedelta(days=self.config.intents.window_days)
         decay = self.config.consolidation.decay_per_day
         total, events = 0.0, set[str]()
-        for src in list(graph.g.pred[concept])[-MAX_EVIDENCE_SCAN:]:
-            node = graph.node(src)
-            if node.kind != NodeKind.EVENT or node.ts is None:
-                continue
-            if node.ts < window_start or node.ts > now or (since is not None and node.ts <= since):
-                continue
-            for kind in EVIDENCE_KINDS:
+        for kind in EVIDENCE_KINDS:  # the most recently attached of each kind: bounded
+            older = 0  # events attach roughly in time order: a run of old ones ends the window
+            for src in graph.recent_sources(concept, kind, MAX_EVIDENCE_SCAN):
+                node = graph.node(src)
+                if node.kind != NodeKind.EVENT or node.ts is None:
+                    continue
+                if node.ts < window_start:
+                    older += 1
+                    if older >= OLDER_RUN:
+                        break
+                    continue
+                older = 0
+                if node.ts > now:
+                    continue
+                if since is not None and node.ts <= since:
+                    continue
                 edge = graph.edge(src, concept, kind)
                 if edge is not None:
                     total += decayed_weight(edge, now, decay)
@@ -399,7 +410,7 @@ class IntentEmergence:
         for holder in sorted({*cluster.supporting, *cluster.event_ids}):
             if holder not in graph:
                 continue
-            for other in [*graph.g.pred[holder], *graph.g.succ[holder]]:
+            for other in graph.recent_sources(holder, EdgeKind.DEADLINE_FOR, MAX_TIME_SCAN):
                 if other in times and other not in found:
                     node = graph.node(other)
                     anchor = _anchor(node)
@@ -623,11 +634,11 @@ def evidence_event_ids(memory: TenantMemory, holders: list[str]) -> list[str]:
     for holder in holders:
         if holder not in graph:
             continue
-        for src in list(graph.g.pred[holder])[-MAX_EVIDENCE_SCAN:]:
-            event = graph.node(src)
-            if event.kind != NodeKind.EVENT or event.source_event_id is None:
-                continue
-            if any(graph.edge(src, holder, kind) is not None for kind in EVIDENCE_KINDS):
+        for kind in EVIDENCE_KINDS:  # the most recently attached: bounded for hub concepts
+            for src in graph.recent_sources(holder, kind, MAX_EVIDENCE_SCAN):
+                event = graph.node(src)
+                if event.kind != NodeKind.EVENT or event.source_event_id is None:
+                    continue
                 found[event.source_event_id] = event.ts or event.created_at
     latest = sorted(found, key=lambda k: (found[k], k), reverse=True)[:MAX_EVIDENCE_IDS]
     return sorted(latest)
