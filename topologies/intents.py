@@ -402,12 +402,17 @@ class IntentEmergence:
         return "\n".join(lines)
 
     def _deadlines(self, memory: TenantMemory, cluster: Cluster, now: datetime) -> list[Node]:
-        """Future TIME anchors attached to the cluster's supporting concepts or evidence events,
-        soonest first."""
+        """Future TIME anchors attached to the cluster's supporting concepts or its most recent
+        evidence events, soonest first."""
         graph = memory.graph
         times = graph.ids(NodeKind.TIME)
         found: dict[str, Node] = {}
-        for holder in sorted({*cluster.supporting, *cluster.event_ids}):
+        recent = sorted(
+            (e for e in cluster.event_ids if e in graph),
+            key=lambda e: (graph.node(e).ts or now, e),
+            reverse=True,
+        )[:MAX_TIME_SCAN]
+        for holder in sorted({*cluster.supporting, *recent}):
             if holder not in graph:
                 continue
             for other in graph.recent_sources(holder, EdgeKind.DEADLINE_FOR, MAX_TIME_SCAN):
