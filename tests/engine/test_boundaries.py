@@ -261,3 +261,22 @@ def test_a_plan_made_concept_gets_a_centroid_from_its_members(
     assert topics.centroid(memory, concept, engine.config.topics) is not None  # from members
     memory.rollback()
     assert recomputed is not None and np.allclose(stored, recomputed, atol=1e-5)
+
+
+def test_the_topic_space_removes_half_of_the_tenants_running_mean() -> None:
+    from topologies.config import TopicConfig
+
+    memory = TenantMemory("alice", 3)
+    config = TopicConfig(background_weight=0.5, background_horizon=2)
+    a, b, c = (np.array(v, dtype=np.float32) for v in ([1, 0, 0], [0, 1, 0], [0, 0, 1]))
+    memory.begin()
+    assert np.allclose(topics.observe(memory, a, config), a)  # no background yet: raw
+    assert np.allclose(topics.observe(memory, b, config), b)  # one event is no background
+    mean, count = topics.background(memory)
+    assert count == 2 and mean is not None and np.allclose(mean, [0.5, 0.5, 0])
+    shifted = c - 0.5 * mean
+    assert np.allclose(topics.observe(memory, c, config), shifted / np.linalg.norm(shifted))
+    mean, count = topics.background(memory)  # the horizon caps the count: a moving average
+    assert count == 2 and mean is not None and np.allclose(mean, [0.25, 0.25, 0.5])
+    memory.rollback()
+    assert topics.background(memory) == (None, 0)
