@@ -6,14 +6,16 @@
 Each dev scenario (``<data-dir>/cogeval/*.json``) is folded in order through FoldEngine with
 the heuristic planner and scored against its gold graph; so is ``examples/sample_stream.jsonl``
 against ``examples/sample_themes.json`` (tenant alice). ``--locomo`` also folds each LoCoMo-10
-conversation as a stream of chat events (one tenant each, the folding of
-benchmarks.bench_locomo) and counts its pending intents and concepts.
+conversation as a stream of chat events (one tenant each; turns turned into events by
+``benchmarks.bench_locomo.load``) and counts its concepts, announced and pending intents.
+Embeddings are cached on disk (``benchmarks.common.CachingEmbedder``; batch and single
+embeddings are identical, so a cached run gives the same figures as a cold one).
 
-The issue 11 figures (definitions in ``DEFINITIONS``, repeated in every result file):
+The issue 11 figures (``structural_report.DEFINITIONS``, repeated in every result file):
 
 - ``label_f1@0.6`` / ``label_f1@0.75``: titles of the live CONCEPT nodes (not superseded;
-  merged ones are gone) against the gold concept labels, MiniLM cosine, one-to-one Hungarian
-  (``metrics_structural.soft_match``).
+  merged ones are gone) against the gold concept labels, embedder (MiniLM) cosine, one-to-one
+  Hungarian (``metrics_structural.soft_match``).
 - ``grounded_f1``: each live concept's member events against each gold concept's events,
   one-to-one Hungarian on Jaccard, a pair counts at Jaccard >= 0.3
   (``metrics_structural.set_match``). Members: the EVENT nodes among the concept's direct
@@ -21,7 +23,7 @@ The issue 11 figures (definitions in ``DEFINITIONS``, repeated in every result f
   DERIVED_FROM out-edges); a merge hands the absorbed concept's edges to the keeper, so events
   of merged concepts count for the keeper.
 - ``intent_title_recall@0.5``: share of gold intents whose label is matched one-to-one
-  (Hungarian) by an emitted intent title at cosine >= 0.5.
+  (Hungarian) by an intent title at cosine >= 0.5.
 - ``intent_evidence_precision`` / ``intent_evidence_recall``: an intent's evidence is the
   public view's ``evidence_event_ids`` (``topologies.intents.intent_view``: events grounding or
   reinforcing the intent or its supporting concepts); a gold intent's evidence is the events of
@@ -39,7 +41,7 @@ import json
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -47,7 +49,10 @@ from typing import Any
 import numpy as np
 
 from benchmarks import metrics_structural as m
+from benchmarks.bench_locomo import load as load_locomo
+from benchmarks.bench_locomo import make_embedder
 from benchmarks.common import DEFAULT_DATA_DIR, ROOT, CachingEmbedder, quiet_logs
+from benchmarks.structural_report import Run, Scored, write_all
 from schemas.events import RawEvent
 from schemas.graph import EdgeKind, Node, NodeKind
 from schemas.intents import IntentStatus
@@ -68,80 +73,6 @@ LABEL_COSINES = (0.6, 0.75)
 GROUNDED_JACCARD = 0.3
 TITLE_COSINE = 0.5
 EVIDENCE_MINIMUM = 2
-LOCOMO_MAX_PENDING = 15
-
-# existing structural metrics (SPEC section 5)
-METRICS = (
-    "concept_f1",
-    "concept_f1@0.5",
-    "purity",
-    "compression",
-    "chains",
-    "chain_hops",
-    "clustering",
-    "modularity",
-    "edge_entropy",
-    "pagerank_gini",
-    "proactivity",
-    "intent_recall",
-    "intent_recall@0.5",
-)
-# issue 11 figures
-ISSUE = (
-    "label_f1@0.6",
-    "label_f1@0.75",
-    "grounded_f1",
-    "grounded_precision",
-    "grounded_recall",
-    "concept_ratio",
-    "intent_title_recall@0.5",
-    "intent_evidence_precision",
-    "intent_evidence_recall",
-    "intent_duplicates",
-)
-COUNTS = ("events", "concepts", "gold_concepts", "intents", "pending", "gold_intents")
-
-# issue 11 "Done when" (heuristic planner, mean of the six dev scenarios): (figure, op, target)
-TARGETS: tuple[tuple[str, str, float], ...] = (
-    ("label_f1@0.6", ">=", 0.5),
-    ("grounded_f1", ">=", 0.7),
-    ("concept_ratio", "<=", 1.5),
-    ("intent_title_recall@0.5", ">=", 0.5),
-    ("intent_evidence_precision", ">=", 0.8),
-    ("chains", ">=", 0.8),
-)
-
-DEFINITIONS: dict[str, str] = {
-    "concepts": "live CONCEPT nodes (merged ones are gone; superseded ones are left out)",
-    "label_f1@0.6": "F1 of live concept titles vs gold concept labels: MiniLM cosine, "
-    "one-to-one Hungarian (max total cosine), a pair counts at cosine >= 0.6",
-    "label_f1@0.75": "the same at cosine >= 0.75",
-    "grounded_f1": "F1 of concept member events vs gold concept events: one-to-one Hungarian "
-    "(max total Jaccard), a pair counts at Jaccard >= 0.3; precision = pairs / predicted "
-    "concepts, recall = pairs / gold concepts. Members: EVENT nodes among the concept's direct "
-    "evidence (topologies.read.evidence.supporters: GROUNDS/REINFORCES in, DERIVED_FROM out); "
-    "merged concepts' edges belong to the keeper",
-    "concept_ratio": "concepts / gold concepts",
-    "intents": "emitted INTENT nodes, any status",
-    "pending": "intents with status pending",
-    "intent_title_recall@0.5": "share of gold intents whose label is matched one-to-one "
-    "(Hungarian, max total cosine) by an emitted intent title at MiniLM cosine >= 0.5",
-    "intent_evidence_precision": "share of emitted intents matching some gold intent by "
-    "evidence: at least half of the intent's evidence events, and at least 2, lie in the gold "
-    "intent's evidence (the events of its supporting concepts). Intent evidence: "
-    "intent_view(...).evidence_event_ids (events grounding or reinforcing the intent or its "
-    "supporting concepts, latest 32)",
-    "intent_evidence_recall": "share of gold intents matched by evidence by at least one "
-    "emitted intent",
-    "intent_duplicates": "emitted intents matching by evidence a gold intent that an earlier "
-    "emitted intent already matches (0 = one intent per goal)",
-    "chains": "share of gold chains whose every consecutive hop pair lies within 4 undirected "
-    "hops in the graph",
-    "sample themes": "an intent belongs to the theme holding more than half of its evidence "
-    "events (else 'mixed'); the target is exactly one pending intent per goal theme",
-    "locomo": "each LoCoMo-10 conversation folded as chat events, one tenant each; target: at "
-    "most 15 pending intents per conversation",
-}
 
 
 @dataclass(frozen=True)
@@ -151,12 +82,6 @@ class GoldItem:
     id: str
     label: str
     events: frozenset[str]
-
-
-@dataclass
-class Scored:
-    figures: dict[str, float] = field(default_factory=dict)
-    names: dict[str, Any] = field(default_factory=dict)  # what a person reads
 
 
 # ----------------------------------------------------------------------------- folding
@@ -183,17 +108,31 @@ def scenario_events(scenario: dict[str, Any]) -> list[RawEvent]:
     return [to_event(scenario["scenario"], raw) for raw in scenario["events"]]
 
 
-async def fold_stream(tenant: str, events: Iterable[RawEvent], embedder: Embedder) -> TenantMemory:
+@dataclass
+class Folded:
+    """A folded stream and the intent messages its folds published."""
+
+    memory: TenantMemory
+    announced: int = 0  # intent.created messages: notifications of a new intent
+    status_changes: int = 0  # intent.status_changed messages
+
+
+async def fold_stream(tenant: str, events: Iterable[RawEvent], embedder: Embedder) -> Folded:
     """Fold events in order into a fresh memory (heuristic planner, default EngineConfig)."""
     config = EngineConfig()
     engine = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
-    memory = engine.new_memory(tenant)
+    folded = Folded(engine.new_memory(tenant))
     for event in events:
-        await engine.fold(memory, event)
-    return memory
+        result = await engine.fold(folded.memory, event)
+        for message in result.messages:
+            if message.type == "intent.created":
+                folded.announced += 1
+            else:
+                folded.status_changes += 1
+    return folded
 
 
-async def fold(scenario: dict[str, Any], embedder: Embedder) -> TenantMemory:
+async def fold(scenario: dict[str, Any], embedder: Embedder) -> Folded:
     return await fold_stream(scenario["scenario"], scenario_events(scenario), embedder)
 
 
@@ -204,7 +143,7 @@ def live_concepts(graph: MemoryGraph) -> list[Node]:
     return sorted(concepts, key=lambda n: (n.created_at, n.id))
 
 
-def emitted_intents(graph: MemoryGraph) -> list[Node]:
+def live_intents(graph: MemoryGraph) -> list[Node]:
     return sorted(graph.nodes(NodeKind.INTENT), key=lambda n: (n.created_at, n.id))
 
 
@@ -254,11 +193,15 @@ def score_issue(
     gold_concepts: Sequence[GoldItem],
     gold_intents: Sequence[GoldItem],
     embedder: Embedder,
+    announced: int | None = None,
 ) -> Scored:
-    """The issue 11 figures of one folded stream, and the names behind them."""
+    """The issue 11 figures of one folded stream, and the names behind them.
+
+    ``announced``: intent.created messages of the fold (defaults to the intents in the graph).
+    """
     graph = memory.graph
     concepts = live_concepts(graph)
-    intents = emitted_intents(graph)
+    intents = live_intents(graph)
     titles = [c.title for c in concepts]
     pred_c = embed(embedder, titles)
     gold_c = embed(embedder, [g.label for g in gold_concepts])
@@ -274,6 +217,7 @@ def score_issue(
         "concepts": len(concepts),
         "gold_concepts": len(gold_concepts),
         "intents": len(intents),
+        "announced": len(intents) if announced is None else announced,
         "pending": sum(1 for i in intents if i.status == IntentStatus.PENDING),
         "gold_intents": len(gold_intents),
         "concept_ratio": len(concepts) / len(gold_concepts) if gold_concepts else 0.0,
@@ -362,7 +306,7 @@ def structure(
         for e in scenario["events"]
     }
     concepts = live_concepts(graph)
-    intents = emitted_intents(graph)
+    intents = live_intents(graph)
     gold_c = embed(embedder, [f"{c['label']}: {c['description']}" for c in gold["concepts"]])
     pred_c = embed(embedder, [n.embed_text for n in concepts])
     gold_i = embed(embedder, [f"{i['label']}: {i['trigger']}" for i in gold["intents"]])
@@ -402,11 +346,11 @@ def structure(
     }
 
 
-def score(scenario: dict[str, Any], memory: TenantMemory, embedder: Embedder) -> Scored:
+def score(scenario: dict[str, Any], folded: Folded, embedder: Embedder) -> Scored:
     """Every figure of one dev scenario: issue 11's and the earlier structural ones."""
     concepts, intents = cogeval_gold(scenario)
-    scored = score_issue(memory, concepts, intents, embedder)
-    scored.figures.update(structure(scenario, memory, embedder))
+    scored = score_issue(folded.memory, concepts, intents, embedder, folded.announced)
+    scored.figures.update(structure(scenario, folded.memory, embedder))
     return scored
 
 
@@ -443,18 +387,17 @@ def load_sample(
     return events, themes
 
 
-def score_sample(memory: TenantMemory, themes: Sequence[Theme], embedder: Embedder) -> Scored:
+def score_sample(folded: Folded, themes: Sequence[Theme], embedder: Embedder) -> Scored:
     """Issue 11 figures against the themes (gold concepts: every theme but the distractors;
     gold intents: the goals) and, per theme, the intents and concepts whose evidence is
     mostly there."""
     concepts_gold = [GoldItem(t.id, t.label, t.events) for t in themes if t.kind != "distractor"]
     goals = [GoldItem(t.id, t.goal, t.events) for t in themes if t.goal]
-    scored = score_issue(memory, concepts_gold, goals, embedder)
+    memory = folded.memory
+    scored = score_issue(memory, concepts_gold, goals, embedder, folded.announced)
     graph = memory.graph
     groups = {t.id: set(t.events) for t in themes}
-    intents = [
-        (i, m.majority_group(intent_events(memory, i), groups)) for i in emitted_intents(graph)
-    ]
+    intents = [(i, m.majority_group(intent_events(memory, i), groups)) for i in live_intents(graph)]
     concepts = [
         (c, m.majority_group(concept_events(graph, c.id), groups)) for c in live_concepts(graph)
     ]
@@ -505,24 +448,25 @@ def score_sample(memory: TenantMemory, themes: Sequence[Theme], embedder: Embedd
 
 # ----------------------------------------------------------------------------- LoCoMo
 def locomo(data_dir: Path, embedder: CachingEmbedder, limit: int | None) -> dict[str, Any]:
-    """Fold each LoCoMo-10 conversation (bench_locomo's loader and fold) and count intents."""
-    from benchmarks.bench_locomo import build, load
-
+    """Fold each LoCoMo-10 conversation (its turns as chat events, by bench_locomo's loader)
+    and count its intents and concepts."""
     if not (data_dir / "locomo" / "locomo10.json").exists():
         raise SystemExit(f"LoCoMo not found under {data_dir}/locomo (use --data-dir)")
-    conversations = load(data_dir, limit)
+    conversations = load_locomo(data_dir, limit)
     embedder.warm([e.text for c in conversations for e in c.events])
     rows: dict[str, dict[str, float]] = {}
     titles: dict[str, list[str]] = {}
     for conv in conversations:
         wall, cpu = time.perf_counter(), time.process_time()
-        memory = asyncio.run(build([conv], embedder))[conv.tenant]
-        intents = emitted_intents(memory.graph)
+        folded = asyncio.run(fold_stream(conv.tenant, conv.events, embedder))
+        memory = folded.memory
+        intents = live_intents(memory.graph)
         pending = [i for i in intents if i.status == IntentStatus.PENDING]
         rows[conv.tenant] = {
             "turns": len(conv.events),
             "concepts": len(live_concepts(memory.graph)),
             "intents": len(intents),
+            "announced": folded.announced,
             "pending": len(pending),
             "seconds": time.perf_counter() - wall,
             "cpu_seconds": time.process_time() - cpu,
@@ -548,9 +492,6 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from benchmarks.bench_locomo import make_embedder
-    from benchmarks.structural_report import Run, write_all
-
     args = parse(argv)
     command = " ".join(
         [
@@ -571,14 +512,14 @@ def main(argv: list[str] | None = None) -> None:
     embedder.warm([e.text for s in scenarios for e in scenario_events(s)])
     for scenario in scenarios:
         with run.timed(scenario["scenario"]):
-            memory = asyncio.run(fold(scenario, embedder))
-            run.scenarios[scenario["scenario"]] = score(scenario, memory, embedder)
+            folded = asyncio.run(fold(scenario, embedder))
+            run.scenarios[scenario["scenario"]] = score(scenario, folded, embedder)
     if not args.no_sample:
         events, themes = load_sample()
         embedder.warm([e.text for e in events])
         with run.timed("sample"):
-            memory = asyncio.run(fold_stream(events[0].tenant, events, embedder))
-            run.sample = score_sample(memory, themes, embedder)
+            folded = asyncio.run(fold_stream(events[0].tenant, events, embedder))
+            run.sample = score_sample(folded, themes, embedder)
     if args.locomo:
         with run.timed("locomo"):
             run.locomo = locomo(args.data_dir, embedder, args.locomo_limit)

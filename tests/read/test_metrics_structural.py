@@ -191,6 +191,7 @@ def test_score_issue_on_a_hand_built_memory() -> None:
     ]
     intents = [GoldItem("i", "Renew passport before the trip", frozenset({"e1", "e3", "e4"}))]
     f = score_issue(b.memory, concepts, intents, b.embedder).figures
+    assert f["announced"] == 1  # no messages given: the intents in the graph
     assert f["concepts"] == 1 and f["gold_concepts"] == 2 and f["concept_ratio"] == 0.5
     assert f["label_f1@0.6"] == pytest.approx(2 / 3)  # P 1/1, R 1/2
     assert f["grounded_f1"] == pytest.approx(2 / 3)

@@ -1,0 +1,95 @@
+"""The structural benchmark end to end on a tiny scenario, the sample and a tiny LoCoMo file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import bench_locomo, structural_report
+from benchmarks.bench_structural import main
+
+TOPICS = {
+    "c1": ("Passport renewal", "Passport renewal appointment at the Buergeramt, bring photo"),
+    "c2": ("Dentist crown", "Dentist crown on tooth 36, treatment plan from the practice"),
+}
+
+
+def _scenario() -> dict[str, Any]:
+    events = []
+    for n in range(6):
+        concept = "c1" if n % 2 == 0 else "c2"
+        events.append(
+            {
+                "id": f"e{n + 1}",
+                "ts": f"2026-11-0{n + 2}T09:00:00+01:00",
+                "source": "note",
+                "title": TOPICS[concept][0],
+                "body": f"{TOPICS[concept][1]} (note {n + 1})",
+                "gold_concept": concept,
+                "chain": None,
+            }
+        )
+    return {
+        "scenario": "tiny",
+        "gold": {
+            "concepts": [
+                {"id": c, "label": label, "description": text}
+                for c, (label, text) in TOPICS.items()
+            ],
+            "intents": [
+                {
+                    "id": "i1",
+                    "label": "Renew the passport before the trip",
+                    "supporting": ["c1"],
+                    "trigger": "passport expires",
+                }
+            ],
+            "chains": [{"id": "ch1", "events": ["e1", "e3"]}],
+        },
+        "events": events,
+    }
+
+
+def _locomo() -> list[dict[str, Any]]:
+    turns = [
+        {"speaker": "Ann", "dia_id": f"D1:{i + 1}", "text": f"I trained for the marathon, day {i}"}
+        for i in range(4)
+    ]
+    return [
+        {
+            "sample_id": "conv-x",
+            "conversation": {"session_1": turns, "session_1_date_time": "1:56 pm on 8 May, 2023"},
+            "qa": [],
+        }
+    ]
+
+
+def test_one_command_writes_figures_names_and_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    (data / "cogeval").mkdir(parents=True)
+    (data / "cogeval" / "tiny.json").write_text(json.dumps(_scenario()))
+    (data / "locomo").mkdir()
+    (data / "locomo" / "locomo10.json").write_text(json.dumps(_locomo()))
+    monkeypatch.setattr(structural_report, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(bench_locomo, "EMBED_CACHE", tmp_path / "cache")
+    out = tmp_path / "run.json"
+    main(["--data-dir", str(data), "--embedder", "hashing", "--locomo", "--json", str(out)])
+
+    run = json.loads(out.read_text())
+    tiny = run["scenarios"]["tiny"]
+    assert tiny["events"] == 6 and tiny["gold_concepts"] == 2 and tiny["gold_intents"] == 1
+    assert 0.0 <= tiny["grounded_f1"] <= 1.0 and "label_f1@0.6" in run["mean"]
+    assert run["sample"]["figures"]["events"] == 157
+    assert [t["theme"] for t in run["sample"]["names"]["themes"]][:2] == ["launch", "trip"]
+    assert run["locomo"]["conversations"]["conv-x"]["turns"] == 4
+    assert "intent_evidence_precision" in run["definitions"]
+    figures = (tmp_path / "results" / "structural.md").read_text()
+    assert "Done when" in figures and "command: `.venv/bin/python -m" in figures
+    names = (tmp_path / "results" / "structural_names.md").read_text()
+    assert "## tiny" in names and "## Sample stream" in names and "Passport renewal" in names
+    assert (tmp_path / "results" / "structural.png").stat().st_size > 0
