@@ -293,9 +293,21 @@ class MemoryGraph:
         self.aliases.pop(absorbed, None)
 
     def _put_edge_raw(self, edge: Edge) -> None:
+        previous = self.edge(edge.src, edge.dst, edge.kind)
+        if previous is not None and previous.created_at != edge.created_at:
+            self._unindex_edge(edge.src, edge.dst, edge.kind)  # re-placed below by its time
         self.g.add_edge(edge.src, edge.dst, key=edge.kind, e=edge)
-        self._out_kind.setdefault((edge.src, edge.kind), {})[edge.dst] = None
-        self._in_kind.setdefault((edge.dst, edge.kind), {})[edge.src] = None
+        succ, pred = self.g._succ, self.g._pred
+        _place(
+            self._out_kind.setdefault((edge.src, edge.kind), {}),
+            edge.dst,
+            lambda dst: (succ[edge.src][dst][edge.kind]["e"].created_at, dst),
+        )
+        _place(
+            self._in_kind.setdefault((edge.dst, edge.kind), {}),
+            edge.src,
+            lambda src: (pred[edge.dst][src][edge.kind]["e"].created_at, src),
+        )
 
     def _drop_edge_raw(self, src: str, dst: str, kind: EdgeKind) -> None:
         self.g.remove_edge(src, dst, key=kind)
@@ -331,10 +343,30 @@ class MemoryGraph:
         """Bulk load from a store (no journal)."""
         for node in nodes:
             self._put_node(node)
-        for edge in edges:
+        ordered = sorted(edges, key=lambda e: (e.created_at, e.src, e.dst, e.kind.value))
+        for edge in ordered:  # creation order: no neighbour map needs re-placing
             if edge.src in self.g and edge.dst in self.g:
                 self._put_edge_raw(edge)
         self.aliases.update(aliases)
+
+
+def _place(
+    entries: dict[str, None], other: str, rank: Callable[[str], tuple[datetime, str]]
+) -> None:
+    """Keep a (node, kind) neighbour map in edge-creation order, ties by neighbour id, however
+    the edges arrive (a fold, a merge moving old edges, a rollback, a store loading them in its
+    own order): "the most recent edges" then mean the same after a restart as before it. An
+    edge created now goes to the end at once; an older one moves the newer tail (rare: merges,
+    rollbacks)."""
+    if other in entries:
+        return
+    mine = rank(other)
+    tail: list[str] = []
+    while entries and rank(next(reversed(entries))) > mine:
+        tail.append(entries.popitem()[0])
+    entries[other] = None
+    for moved in reversed(tail):
+        entries[moved] = None
 
 
 def decayed_weight(edge: Edge, now: datetime, decay_per_day: float) -> float:
