@@ -128,9 +128,13 @@ class MemoryGraph:
                 yield data["e"]
 
     def recent_sources(self, node_id: str, kind: EdgeKind, limit: int) -> list[str]:
-        """Sources of ``kind`` in-edges, most recently attached first, at most ``limit``: costs
-        what it returns, whatever the node's degree."""
+        """Sources of ``kind`` in-edges, the newest (by creation time) first, at most ``limit``:
+        costs what it returns, whatever the node's degree."""
         return list(itertools.islice(reversed(self._in_kind.get((node_id, kind), {})), limit))
+
+    def recent_targets(self, node_id: str, kind: EdgeKind, limit: int) -> list[str]:
+        """Targets of ``kind`` out-edges, the newest first, at most ``limit``."""
+        return list(itertools.islice(reversed(self._out_kind.get((node_id, kind), {})), limit))
 
     def recent_edges(self, node_id: str, per_kind: int, incoming: bool = True) -> Iterator[Edge]:
         """Out-edges (and in-edges unless ``incoming`` is False) of every kind, the most recently

@@ -21,7 +21,6 @@ sends is a goal the person has, once:
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
@@ -34,7 +33,7 @@ from topologies.memory import TenantMemory
 DUE_KEY = "intents_due"  # pending intent id -> ISO time it expires unless new evidence comes
 LAST_EVIDENCE_ATTR = "last_evidence"  # INTENT attrs: stream time of its latest goal evidence
 MAX_GOAL_EVENTS = 256  # most recent evidence events read for goal cues
-MAX_TRIGGERS = 16  # TRIGGERS out-edges read per concept when looking for the intent it serves
+MAX_TRIGGERS = 16  # newest TRIGGERS out-edges read per concept for the intent it serves
 MAX_EXPIRE = 16  # intents expired per fold at most (the rest on the next folds)
 MIN_SOURCES = 2  # sources a one-concept goal's evidence must come from
 MIN_SINGLE_EVENTS = 3  # events a one-concept goal's evidence must hold
@@ -61,10 +60,10 @@ def goal_of(
     shared: dict[str, float] = {}
     seeded: set[str] = set()
     for concept in dict.fromkeys([seed, *evidence]):
-        for edge in itertools.islice(graph.out_edges(concept, EdgeKind.TRIGGERS), MAX_TRIGGERS):
-            shared[edge.dst] = shared.get(edge.dst, 0.0) + evidence.get(concept, 0.0)
+        for intent_id in graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS):
+            shared[intent_id] = shared.get(intent_id, 0.0) + evidence.get(concept, 0.0)
             if concept == seed:
-                seeded.add(edge.dst)
+                seeded.add(intent_id)
     for intent_id, weight in sorted(shared.items(), key=lambda kv: (-kv[1], kv[0])):
         node = graph.get(intent_id)
         if node is None or node.kind != NodeKind.INTENT or node.status not in TRACKED:
@@ -88,8 +87,8 @@ def serves_other_goal(memory: TenantMemory, concept: str, intent_id: str | None)
     """Whether the concept already triggers another open intent (a theme supports one goal at
     a time: reinforcing an intent does not pull in another goal's concepts)."""
     graph = memory.graph
-    for edge in itertools.islice(graph.out_edges(concept, EdgeKind.TRIGGERS), MAX_TRIGGERS):
-        other = graph.get(edge.dst)
+    for intent_id in graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS):
+        other = graph.get(intent_id)
         if other is not None and other.id != intent_id and other.status in OPEN_STATUSES:
             return True
     return False

@@ -72,6 +72,7 @@ from topologies.goals import GoalEvidence, cached_signals
 from topologies.graph import MemoryGraph, decayed_weight
 from topologies.intent_boundaries import (
     LAST_EVIDENCE_ATTR,
+    MAX_TRIGGERS,
     converges,
     goal_evidence,
     goal_of,
@@ -221,8 +222,8 @@ class IntentEmergence:
         graph = memory.graph
         votes: Counter[str] = Counter()
         for concept in members:
-            for edge in graph.out_edges(concept, EdgeKind.TRIGGERS):
-                votes[edge.dst] += 1
+            for intent_id in graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS):
+                votes[intent_id] += 1
         since: datetime | None = None
         for intent_id, count in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])):
             node = graph.get(intent_id)
