@@ -31,7 +31,7 @@ import structlog
 from schemas.errors import FoldmemError, InvalidEventError, NotFoundError
 from schemas.graph import EdgeKind, Node, NodeKind
 from topologies.embedding import Embedder
-from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id
+from topologies.memory import POOL, TOPIC, ChangeSet, TenantMemory, event_node_id
 
 log = structlog.get_logger(__name__)
 
@@ -406,11 +406,16 @@ def _delete_nodes(
         node = graph.get(node_id)
         if node is None:
             continue
-        for name in (node.kind.value, POOL):
+        for name in (node.kind.value, POOL, TOPIC):
             if name in memory.indexes and node_id in memory.indexes[name]:
                 memory.indexes[name].remove(node_id)
         graph.remove_node(node_id)
         report.deleted.setdefault(node.kind.value, []).append(node_id)
+    for node_id in sorted(affected):
+        # a concept that lost members: its centroid is rebuilt from the members left when it
+        # is next needed (topologies.topics), so it encodes nothing of the deleted events
+        if node_id in memory.index(TOPIC):
+            memory.index(TOPIC).remove(node_id)
     for absorbed, keeper in list(graph.aliases.items()):
         if keeper in doomed or absorbed in doomed:
             graph.remove_alias(absorbed)

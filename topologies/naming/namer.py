@@ -30,6 +30,7 @@ import structlog
 
 from schemas.errors import ConfigError
 from schemas.graph import EdgeKind, Node, NodeKind
+from topologies import topics
 from topologies.embedding import Embedder
 from topologies.memory import TenantMemory
 from topologies.naming.labels import UNTITLED, Embed, Matrix, label_problem, rank_labels
@@ -131,19 +132,12 @@ class Namer:
 
     # ----------------------------------------------------------------- concepts
     def concept_members(self, memory: TenantMemory, concept_id: str) -> list[str]:
-        """EVENT node ids that ground or reinforce the concept (the latest ``MAX_SCAN``)."""
-        graph = memory.graph
-        concept = graph.resolve(concept_id)
-        if concept not in graph:
+        """EVENT node ids that ground or reinforce the concept, the latest first (a bounded read
+        of the newest edges, so a hub concept costs what a small one does)."""
+        concept = memory.graph.resolve(concept_id)
+        if concept not in memory.graph:
             return []
-        out = []
-        for src in list(graph.g.pred[concept])[-MAX_SCAN:]:
-            node = graph.get(src)
-            if node is None or node.kind != NodeKind.EVENT:
-                continue
-            if any(graph.edge(src, concept, kind) is not None for kind in EVIDENCE):
-                out.append(src)
-        return out
+        return topics.member_events(memory, concept)
 
     def label_concept(
         self, memory: TenantMemory, member_ids: Sequence[str], concept_id: str | None = None
