@@ -53,7 +53,7 @@ from topologies.naming.titles import (
     with_deadline,
     without_deadline,
 )
-from topologies.text import label_from_texts
+from topologies.text import STOPWORDS, label_from_texts
 
 log = structlog.get_logger(__name__)
 
@@ -69,6 +69,15 @@ def next_naming(named_at: int) -> int:
     """The member count at which a concept named at ``named_at`` members is named again:
     2 -> 4 -> 8 -> 16 -> 32 ... (a logarithmic number of namings per concept)."""
     return max(named_at + 2, math.ceil(named_at * GROWTH))
+
+
+def _beats(goal: Goal, action: tuple[float, str]) -> bool:
+    """A named target makes the title instead of the best action when it is clearly more
+    central, and the action is not already about it ("Refund the extra GST" about "GST")."""
+    score, text = action
+    if set(goal.text.lower().split()) & set(text.lower().split()) - STOPWORDS:
+        return False
+    return goal.score - GOAL_HANDICAP > score
 
 
 class Namer:
@@ -247,8 +256,11 @@ class Namer:
         )
         self._prefetch(ranking)
         actions, goals = ranking[0](self.embed), ranking[1](self.embed)
-        named = self._first_sound((g for g in goals if g.named), names)
-        if named and (not actions or named.score - GOAL_HANDICAP > actions[0][0]):
+        # a named target that recurs and that the deadline's own event speaks of: "GST" alone
+        # is no goal, nor a tool or a place mentioned in passing ("Google Meet", "Kinetic PT")
+        targets = (g for g in goals if g.named and g.anchored and g.events > 1 and " " in g.text)
+        named = self._first_sound(targets, names)
+        if named and (not actions or _beats(named, actions[0])):
             return named.text
         if actions:
             return actions[0][1]

@@ -163,6 +163,7 @@ class Goal:
     text: str
     anchored: bool  # used by an event that names the deadline's day
     named: bool  # names a particular thing: a project, a product, a customer
+    events: int = 1  # evidence events that use it
 
 
 def _anchor_words(analyses: Sequence[Analysis], anchored: Sequence[bool]) -> set[str]:
@@ -228,7 +229,7 @@ def rank_goals(
             + (LABEL_WEIGHT if label_words & set(key.split()) else 0.0)
             + (ANCHOR_BONUS if key in in_anchor else 0.0)
         )
-        scored.append(Goal(score, texts[i], key in in_anchor, named))
+        scored.append(Goal(score, texts[i], key in in_anchor, named, df[key]))
     scored.sort(key=lambda goal: (-goal.score, goal.text))
     return scored
 
