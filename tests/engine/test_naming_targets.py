@@ -228,3 +228,16 @@ async def test_what_to_bring_is_a_step_and_the_goal_wins(
     ]
     memory = stored(embedder, events)
     assert namer.title_intent(memory, ids(events), None) == "Apply for a passport"
+
+
+def test_a_negated_or_conditional_verb_is_no_to_do(parser: PhraseParser) -> None:
+    texts = [
+        a.text
+        for a in analysed(
+            parser,
+            "She said not to go on a long-haul trip with the temporary crown. "
+            "Confirm the slot before you book the flight. Please schedule the fitting.",
+        ).actions
+    ]
+    assert "schedule the fitting" in texts and "confirm the slot" in texts
+    assert not any(t.startswith(("go ", "book ")) for t in texts)

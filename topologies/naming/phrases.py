@@ -347,6 +347,19 @@ def _commitment(verb: Any) -> float:
     return min(1.0, score)
 
 
+_CONDITION_MARKS = wordset("before after when if once until unless while whenever")
+
+
+def _negated_or_conditional(verb: Any) -> bool:
+    """A verb that is negated ("not to go", "don't book") or only the condition of another
+    ("before you go", "if we book") states no to-do."""
+    if any(c.dep_ == "neg" for c in verb.children):
+        return True
+    return verb.dep_ == "advcl" and any(
+        c.dep_ == "mark" and c.lower_ in _CONDITION_MARKS for c in verb.children
+    )
+
+
 def _actions(doc: Any, names: frozenset[str], in_title: bool) -> list[Action]:
     out = []
     for verb in doc:
@@ -355,6 +368,8 @@ def _actions(doc: Any, names: frozenset[str], in_title: bool) -> list[Action]:
             continue
         if verb.tag_ != "VB" and not (lemma in NEED_VERBS and verb.tag_ in ("VBP", "VBZ")):
             continue  # a to-do is in the base form ("renew", "need to send"), not a report
+        if _negated_or_conditional(verb):
+            continue  # "not to go on a long-haul trip", "before you go": no to-do
         for obj, prep in _objects(verb):
             action = _action(verb, obj, prep, names, in_title)
             if action is not None:
