@@ -1,26 +1,42 @@
-"""Evidence recall of the read path on LoCoMo-10 (no LLM judge).
+"""Evidence recall of the read path on LoCoMo-10 (no LLM judge), measured as a client gets it.
 
     .venv/bin/python -m benchmarks.bench_locomo [--data-dir ../shared/data] [--embedder minilm]
 
 Each conversation is one tenant; its turns are folded in order as chat events (session
 date-time + one minute per turn as event time) through FoldEngine with the heuristic planner.
-Each question of categories 1-4 is a query for EVENT nodes (the labels are turns; the kinds
-filter applies to the output, the expansion still walks concepts and facts). Recall@k is
-the share of the question's labelled evidence turns among the first k distinct events cited
-(event_ids, in result order): every configuration gets the same budget of k cited turns.
-``--no-fold`` ingests only (EVENT nodes). Configurations, in the same run: full read path,
-hybrid without graph expansion, BM25 alone, dense alone. Writes benchmarks/results/<name>.md
-and <name>.png (default name: locomo).
+Each question of categories 1-4 is a query.
+
+Two measures, in the same run:
+
+- **items@k** (what a client gets): the query asks for exactly k items of every kind (EVENT,
+  FACT, CONCEPT, INTENT), as an agent with a budget of k memories would; the cited events are
+  each item's ``event_ids`` in item order, and the first k distinct ones count. An item that
+  cites nothing new (a fact citing the turn an event item already cites) wastes a slot; a
+  concept citing twenty turns cannot buy recall beyond the k-turn budget. ``fresh@k`` is the
+  mean number of the k items that cite an event no earlier item cited (k when every item
+  brings its own evidence).
+- **turns@k** (the earlier measure): 20 EVENT items, the first k distinct cited turns.
+
+Baselines over the raw turns (the turns ingested as EVENT nodes only, no graph): BM25, dense
+(the same embedder) and plain reciprocal rank fusion of the two (weights 1:1, k = 60). For a
+list of turns, items@k and turns@k are the same number.
+
+``--no-fold`` ingests only (EVENT nodes). ``--half a|b`` keeps the first / second five
+conversations (tune on one half, report on the other). Writes benchmarks/results/<name>.md and
+<name>.png (default name: locomo). Folded memories are cached under ~/.cache/foldmem-bench,
+keyed by the source of the write path, so a read-path change does not re-fold.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
+import pickle
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,14 +46,15 @@ from benchmarks.common import (
     DEFAULT_DATA_DIR,
     EMBED_CACHE,
     RESULTS,
+    ROOT,
     CachingEmbedder,
     machine,
     quiet_logs,
     stamp,
 )
 from schemas.events import RawEvent
-from schemas.graph import NodeKind
-from schemas.query import QueryRequest
+from schemas.graph import Edge, Node, NodeKind
+from schemas.query import QueryRequest, QueryResponse
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder, HashingEmbedder, MiniLmOnnxEmbedder
 from topologies.engine import FoldEngine
@@ -47,6 +64,7 @@ from topologies.read import ReadConfig, Reader
 
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+HALVES = {"a": slice(0, 5), "b": slice(5, 10)}
 _DIA = re.compile(r"D(\d+):(\d+)")
 
 
@@ -75,10 +93,11 @@ def parse_dia(value: str) -> list[tuple[int, int]]:
     return out
 
 
-def load(data_dir: Path, limit: int | None = None) -> list[Conversation]:
+def load(data_dir: Path, limit: int | None = None, half: str | None = None) -> list[Conversation]:
     raw = json.loads((data_dir / "locomo" / "locomo10.json").read_text())
+    chosen = raw[HALVES[half]] if half else raw[:limit]
     conversations = []
-    for item in raw[:limit]:
+    for item in chosen:
         conv = item["conversation"]
         tenant = item["sample_id"]
         out = Conversation(tenant)
@@ -115,6 +134,7 @@ def load(data_dir: Path, limit: int | None = None) -> list[Conversation]:
     return conversations
 
 
+# ------------------------------------------------------------------------ building
 async def build(
     conversations: list[Conversation], embedder: Embedder, fold: bool = True
 ) -> dict[str, TenantMemory]:
@@ -132,71 +152,224 @@ async def build(
     return memories
 
 
-Variant = tuple[str, Callable[[str], QueryRequest]]
-
-EVENTS = [NodeKind.EVENT]  # the labels are turns: every configuration asks for EVENT nodes;
-# the kinds filter applies to the output only, so expansion still walks concepts and facts
-
-VARIANTS: list[Variant] = [
-    ("full read path", lambda t: QueryRequest(text=t, k=20, kinds=EVENTS)),
-    (
-        "hybrid, no expansion",
-        lambda t: QueryRequest(text=t, k=20, kinds=EVENTS, expand=False, surface=False),
-    ),
-    (
-        "BM25 alone",
-        lambda t: QueryRequest(
-            text=t, k=20, kinds=EVENTS, mode="bm25", expand=False, surface=False
-        ),
-    ),
-    (
-        "dense alone",
-        lambda t: QueryRequest(
-            text=t, k=20, kinds=EVENTS, mode="dense", expand=False, surface=False
-        ),
-    ),
-]
+def _write_path_digest() -> str:
+    """Hash of the code that shapes a folded memory (everything but the read path)."""
+    digest = hashlib.sha256()
+    for folder in ("topologies", "schemas"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if "read" in path.relative_to(ROOT / folder).parts[:1]:
+                continue
+            digest.update(str(path.relative_to(ROOT)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
-def cited(response: Any, k: int) -> list[tuple[int, int]]:
+def _snapshot(memory: TenantMemory) -> dict[str, Any]:
+    graph = memory.graph
+    return {
+        "nodes": [n.model_dump_json() for n in graph.nodes()],
+        "edges": [e.model_dump_json() for e in graph.edges()],
+        "aliases": dict(graph.aliases),
+        "vectors": [
+            (name, node_id, index.get(node_id))
+            for name, index in memory.indexes.items()
+            for node_id in index.ids()
+        ],
+        "meta": dict(memory.meta),
+        "events": dict(memory.event_states),
+    }
+
+
+def _restore(tenant: str, dim: int, snap: dict[str, Any]) -> TenantMemory:
+    memory = TenantMemory(tenant, dim)
+    memory.load(
+        [Node.model_validate_json(n) for n in snap["nodes"]],
+        [Edge.model_validate_json(e) for e in snap["edges"]],
+        snap["aliases"],
+        [(name, nid, vec) for name, nid, vec in snap["vectors"] if vec is not None],
+        snap["meta"],
+        snap["events"],
+    )
+    return memory
+
+
+def build_cached(
+    conversations: list[Conversation], embedder: CachingEmbedder, fold: bool
+) -> tuple[dict[str, TenantMemory], float]:
+    """Folded memories, from the cache when the write path and the data are unchanged."""
+    key = hashlib.sha256(
+        json.dumps(
+            [_write_path_digest(), embedder.model_id, fold]
+            + [[c.tenant, len(c.events)] for c in conversations]
+        ).encode()
+    ).hexdigest()[:16]
+    path = EMBED_CACHE / f"locomo-memories-{key}.pkl"
+    started = time.perf_counter()
+    if path.exists():
+        snaps = pickle.loads(path.read_bytes())
+        return {t: _restore(t, embedder.dim, s) for t, s in snaps.items()}, 0.0
+    memories = asyncio.run(build(conversations, embedder, fold=fold))
+    built = time.perf_counter() - started
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    partial.write_bytes(pickle.dumps({t: _snapshot(m) for t, m in memories.items()}))
+    partial.replace(path)
+    return memories, built
+
+
+# ------------------------------------------------------------------------ measuring
+EVENTS = [NodeKind.EVENT]
+
+
+def fresh(items: Sequence[Any]) -> int:
+    """How many items cite at least one event that no earlier item cited."""
+    seen: set[str] = set()
+    count = 0
+    for item in items:
+        new = set(item.event_ids) - seen
+        count += bool(new)
+        seen |= new
+    return count
+
+
+def cited(items: Sequence[Any], budget: int) -> list[tuple[int, int]]:
+    """The first ``budget`` distinct turns cited by ``items`` (event_ids, in item order)."""
     out: list[tuple[int, int]] = []
-    for item in response.items:
+    for item in items:
         for event_id in item.event_ids:
             for dia in parse_dia(event_id):
                 if dia not in out:
                     out.append(dia)
-    return out[:k]
+    return out[:budget]
+
+
+@dataclass
+class Config:
+    """One line of the table: how to ask, and whether each k is its own query of k items."""
+
+    name: str
+    make: Callable[[str, int], QueryRequest]
+    per_k: bool  # True: exactly k items per k (items@k); False: one query, first k turns
+    raw: bool = False  # run on the raw-turn memories (baselines)
+    reader: str = "read"
+
+
+def client(text: str, k: int) -> QueryRequest:
+    return QueryRequest(text=text, k=k)
+
+
+def events_20(text: str, k: int) -> QueryRequest:
+    return QueryRequest(text=text, k=max(KS), kinds=EVENTS)
+
+
+def raw_mode(mode: str) -> Callable[[str, int], QueryRequest]:
+    def make(text: str, k: int) -> QueryRequest:
+        return QueryRequest(text=text, k=max(KS), mode=mode, expand=False, surface=False)  # type: ignore[arg-type]
+
+    return make
+
+
+CONFIGS = [
+    Config("foldmem, k items (items@k)", client, per_k=True),
+    Config("foldmem, 20 EVENT items (turns@k)", events_20, per_k=False),
+    Config("BM25, raw turns", raw_mode("bm25"), per_k=False, raw=True, reader="raw"),
+    Config("dense, raw turns", raw_mode("dense"), per_k=False, raw=True, reader="raw"),
+    Config("RRF 1:1, raw turns", raw_mode("hybrid"), per_k=False, raw=True, reader="raw"),
+]
 
 
 def evaluate(
     conversations: list[Conversation],
     memories: dict[str, TenantMemory],
     reader: Reader,
-    make: Callable[[str], QueryRequest],
+    make: Callable[[str, int], QueryRequest],
+    per_k: bool,
+    ks: Sequence[int] = KS,
 ) -> dict[str, Any]:
-    """Mean recall@k per category and overall, plus latency."""
-    per: dict[int, dict[int, list[float]]] = {c: {k: [] for k in KS} for c in CATEGORIES}
+    """Mean recall@k per category and overall, distinct citations, latency."""
+    per: dict[int, dict[int, list[float]]] = {c: {k: [] for k in ks} for c in CATEGORIES}
+    fresh_items: dict[int, list[int]] = {k: [] for k in ks}
     took: list[float] = []
+
+    def score(q: Question, response: QueryResponse, k: int) -> None:
+        items = response.items[:k] if per_k else response.items
+        got = cited(items, k)
+        fresh_items[k].append(fresh(items[:k]))
+        per[q.category][k].append(len(q.evidence & set(got)) / len(q.evidence))
+
     for conv in conversations:
         memory = memories[conv.tenant]
         for q in conv.questions:
-            started = time.perf_counter()
-            response = reader.query(memory, make(q.text))
-            took.append(time.perf_counter() - started)
-            got = cited(response, max(KS))
-            for k in KS:
-                hit = len(q.evidence & set(got[:k]))
-                per[q.category][k].append(hit / len(q.evidence))
-    result: dict[str, Any] = {"n": sum(len(v[KS[0]]) for v in per.values())}
-    for k in KS:
+            if per_k:
+                for k in ks:
+                    started = time.perf_counter()
+                    response = reader.query(memory, make(q.text, k))
+                    if k == ks[len(ks) // 2]:
+                        took.append(time.perf_counter() - started)
+                    score(q, response, k)
+            else:
+                started = time.perf_counter()
+                response = reader.query(memory, make(q.text, max(ks)))
+                took.append(time.perf_counter() - started)
+                for k in ks:
+                    score(q, response, k)
+    result: dict[str, Any] = {"n": sum(len(v[ks[0]]) for v in per.values())}
+    for k in ks:
         every = [x for c in CATEGORIES for x in per[c][k]]
         result[f"all@{k}"] = sum(every) / max(1, len(every))
+        result[f"fresh@{k}"] = sum(fresh_items[k]) / max(1, len(fresh_items[k]))
         for c in CATEGORIES:
             vals = per[c][k]
             result[f"{c}@{k}"] = sum(vals) / max(1, len(vals))
     took.sort()
     result["p50_ms"] = 1000 * took[len(took) // 2] if took else 0.0
     return result
+
+
+def rrf_config() -> ReadConfig:
+    """Plain reciprocal rank fusion (1:1, k = 60) for the raw-turn baselines: no feedback,
+    no names, no periods, no MMR."""
+    return ReadConfig(
+        bm25_weight=1.0,
+        dense_weight=1.0,
+        feedback_weight=0.0,
+        time_weight=0.0,
+        time_boost=0.0,
+        entity_boost=0.0,
+        entity_hop_weight=0.0,
+        entity_max_postings=1 << 30,  # no name is common: the query text stays whole
+        mmr_weight=0.0,
+    )
+
+
+# ------------------------------------------------------------------------ report
+def command(args: argparse.Namespace) -> str:
+    parts = [".venv/bin/python -m benchmarks.bench_locomo", f"--embedder {args.embedder}"]
+    if args.no_fold:
+        parts.append("--no-fold")
+    if args.limit:
+        parts.append(f"--limit {args.limit}")
+    if args.half:
+        parts.append(f"--half {args.half}")
+    if args.name != "locomo":
+        parts.append(f"--name {args.name}")
+    return " ".join(parts)
+
+
+def table(results: dict[str, dict[str, Any]]) -> list[str]:
+    lines = [
+        "| configuration | R@5 | R@10 | R@20 | "
+        + " | ".join(f"{CATEGORIES[c]} R@10" for c in CATEGORIES)
+        + " | fresh@10 | p50 ms |",
+        "|---|---|---|---|" + "---|" * len(CATEGORIES) + "---|---|",
+    ]
+    for name, r in results.items():
+        cats = " | ".join(f"{r[f'{c}@10']:.3f}" for c in CATEGORIES)
+        lines.append(
+            f"| {name} | {r['all@5']:.3f} | {r['all@10']:.3f} | {r['all@20']:.3f} | "
+            f"{cats} | {r['fresh@10']:.2f} | {r['p50_ms']:.1f} |"
+        )
+    return lines
 
 
 def write(results: dict[str, dict[str, Any]], args: argparse.Namespace, info: str) -> Path:
@@ -206,24 +379,10 @@ def write(results: dict[str, dict[str, Any]], args: argparse.Namespace, info: st
         "",
         f"- date: {stamp()}",
         f"- machine: {machine()}",
-        f"- command: `.venv/bin/python -m benchmarks.bench_locomo --embedder {args.embedder}"
-        f"{' --no-fold' if args.no_fold else ''}"
-        f"{f' --limit {args.limit}' if args.limit else ''}"
-        f"{f' --name {args.name}' if args.name != 'locomo' else ''}`",
+        f"- command: `{command(args)}`",
         f"- {info}",
         "",
-        "| configuration | R@5 | R@10 | R@20 | "
-        + " | ".join(f"{CATEGORIES[c]} R@10" for c in CATEGORIES)
-        + " | p50 ms |",
-        "|---|---|---|---|" + "---|" * len(CATEGORIES) + "---|",
-    ]
-    for name, r in results.items():
-        cats = " | ".join(f"{r[f'{c}@10']:.3f}" for c in CATEGORIES)
-        lines.append(
-            f"| {name} | {r['all@5']:.3f} | {r['all@10']:.3f} | {r['all@20']:.3f} | "
-            f"{cats} | {r['p50_ms']:.1f} |"
-        )
-    lines += [
+        *table(results),
         "",
         "Per category, all k:",
         "",
@@ -236,6 +395,15 @@ def write(results: dict[str, dict[str, Any]], args: argparse.Namespace, info: st
                 f"| {name} | {label} | {r[f'{c}@5']:.3f} | {r[f'{c}@10']:.3f} | "
                 f"{r[f'{c}@20']:.3f} |"
             )
+    lines += [
+        "",
+        "fresh@k: of the first k items, how many cite an event that no earlier item cited:",
+        "",
+        "| configuration | fresh@5 | fresh@10 | fresh@20 |",
+        "|---|---|---|---|",
+    ]
+    for name, r in results.items():
+        lines.append(f"| {name} | {r['fresh@5']:.2f} | {r['fresh@10']:.2f} | {r['fresh@20']:.2f} |")
     path = RESULTS / f"{args.name}.md"
     path.write_text("\n".join(lines) + "\n")
     _plot(results, args.name)
@@ -268,33 +436,69 @@ def make_embedder(name: str) -> CachingEmbedder:
     return CachingEmbedder(inner, EMBED_CACHE)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
-    parser.add_argument("--limit", type=int, default=None, help="first N conversations")
-    parser.add_argument("--no-fold", action="store_true", help="ingest only (EVENT nodes)")
-    parser.add_argument("--name", default="locomo", help="results file name")
-    args = parser.parse_args(argv)
-    quiet_logs()
+@dataclass
+class Setup:
+    conversations: list[Conversation]
+    embedder: CachingEmbedder
+    memories: dict[str, TenantMemory]
+    raw: dict[str, TenantMemory]
+    built: float
+
+
+def prepare(args: argparse.Namespace) -> Setup:
+    """Load the data, warm the embedding cache, fold (or restore) the memories."""
     if not (args.data_dir / "locomo" / "locomo10.json").exists():
         raise SystemExit(f"LoCoMo not found under {args.data_dir}/locomo (use --data-dir)")
-    conversations = load(args.data_dir, args.limit)
+    conversations = load(args.data_dir, args.limit, args.half)
     embedder = make_embedder(args.embedder)
     embedder.warm([e.text for c in conversations for e in c.events])
     embedder.warm([q.text for c in conversations for q in c.questions])
     embedder.save()
-    started = time.perf_counter()
-    memories = asyncio.run(build(conversations, embedder, fold=not args.no_fold))
-    built = time.perf_counter() - started
-    nodes = sum(len(m.graph) for m in memories.values())
-    edges = sum(m.graph.edge_count() for m in memories.values())
-    reader = Reader(embedder, ReadConfig())
-    results = {name: evaluate(conversations, memories, reader, make) for name, make in VARIANTS}
+    memories, built = build_cached(conversations, embedder, fold=not args.no_fold)
+    raw = memories if args.no_fold else build_cached(conversations, embedder, fold=False)[0]
+    return Setup(conversations, embedder, memories, raw, built)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    parser.add_argument("--limit", type=int, default=None, help="first N conversations")
+    parser.add_argument("--half", choices=tuple(HALVES), default=None, help="5 conversations")
+    parser.add_argument("--no-fold", action="store_true", help="ingest only (EVENT nodes)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    parser.add_argument("--name", default="locomo", help="results file name")
+    args = parser.parse_args(argv)
+    quiet_logs()
+    setup = prepare(args)
+    readers = {
+        "read": Reader(setup.embedder, ReadConfig()),
+        "raw": Reader(setup.embedder, rrf_config()),
+    }
+    results = {}
+    for config in CONFIGS:
+        reader = readers[config.reader]
+        memories = setup.raw if config.raw else setup.memories
+        results[config.name] = evaluate(
+            setup.conversations, memories, reader, config.make, config.per_k
+        )
+        print(config.name, f"R@10 {results[config.name]['all@10']:.3f}", flush=True)
+    nodes = sum(len(m.graph) for m in setup.memories.values())
+    edges = sum(m.graph.edge_count() for m in setup.memories.values())
+    kinds = {
+        kind.value: sum(m.graph.count(kind) for m in setup.memories.values()) for kind in NodeKind
+    }
+    tenants = ", ".join(c.tenant for c in setup.conversations)
     info = (
-        f"{len(conversations)} conversations, {sum(len(c.events) for c in conversations)} "
-        f"turns, {results[VARIANTS[0][0]]['n']} questions; graph {nodes} nodes, {edges} "
-        f"edges (built in {built:.0f} s); embedder {embedder.model_id}"
+        f"{len(setup.conversations)} conversations ({tenants}), "
+        f"{sum(len(c.events) for c in setup.conversations)} turns, "
+        f"{results[CONFIGS[0].name]['n']} questions; graph {nodes} nodes "
+        f"({', '.join(f'{k} {v}' for k, v in kinds.items() if v)}), {edges} edges"
+        f"{f' (folded in {setup.built:.0f} s)' if setup.built else ' (restored from cache)'}; "
+        f"embedder {setup.embedder.model_id}"
     )
     path = write(results, args, info)
     print(path.read_text())

@@ -17,10 +17,16 @@ class IntentStatus(StrEnum):
     RESOLVED = "resolved"
     REJECTED = "rejected"
     DEFERRED = "deferred"
+    EXPIRED = "expired"
 
 
 # Lifecycle: pending -> action_scheduled -> resolved | rejected | deferred; a deferred intent
 # can come back to pending (or be scheduled, resolved or rejected); resolved/rejected are final.
+# expired is set by the engine, never by the user: a pending intent with no new evidence within
+# the stale horizon, or whose deadline passed long ago (IntentConfig). It is closed but not
+# final: new evidence for the same goal, or the user, brings it back (or closes it for good).
+# Added in schema version 1 without a bump: every message valid before is valid now; a
+# consumer that validates statuses against the older list must accept the new value.
 INTENT_TRANSITIONS: dict[IntentStatus, frozenset[IntentStatus]] = {
     IntentStatus.PENDING: frozenset(
         {
@@ -28,6 +34,7 @@ INTENT_TRANSITIONS: dict[IntentStatus, frozenset[IntentStatus]] = {
             IntentStatus.RESOLVED,
             IntentStatus.REJECTED,
             IntentStatus.DEFERRED,
+            IntentStatus.EXPIRED,
         }
     ),
     IntentStatus.ACTION_SCHEDULED: frozenset(
@@ -39,6 +46,15 @@ INTENT_TRANSITIONS: dict[IntentStatus, frozenset[IntentStatus]] = {
             IntentStatus.ACTION_SCHEDULED,
             IntentStatus.RESOLVED,
             IntentStatus.REJECTED,
+        }
+    ),
+    IntentStatus.EXPIRED: frozenset(
+        {
+            IntentStatus.PENDING,
+            IntentStatus.ACTION_SCHEDULED,
+            IntentStatus.RESOLVED,
+            IntentStatus.REJECTED,
+            IntentStatus.DEFERRED,
         }
     ),
     IntentStatus.RESOLVED: frozenset(),

@@ -70,6 +70,11 @@ class Explanation(BaseModel):
     surfaced_by: int = 0  # matched nodes among this concept's / intent's evidence
     surface: float = 0.0
     recall_p: float | None = None  # Hou et al. recall probability at query time
+    anchors: list[str] = Field(default_factory=list)  # names of the query this node involves
+    shared_name: str | None = None  # the rare name it shares with the query or a first hit
+    in_period: bool = False  # its event time is in a period the query names ("last week")
+    collapsed: list[str] = Field(default_factory=list)  # nodes merged into this item (the
+    # facts of the same event, the other revisions of a chain): they cite the same evidence
 
 
 class ChainLink(BaseModel):

@@ -31,7 +31,13 @@ def _line(rank: int, hit: QueryHit) -> str:
     text = hit.title + " - " + hit.text if hit.title and hit.text else hit.title or hit.text
     text = " ".join(text.split())[:110]
     cites = ", ".join(hit.event_ids[:4]) + (" ..." if len(hit.event_ids) > 4 else "")
-    return f"{rank:>2}. [{hit.kind.value:<7}] {hit.score:.3f}  {text}\n      cites: {cites}"
+    why = hit.explanation
+    notes = [f"+{len(why.collapsed)} merged"] if why.collapsed else []
+    notes += [f"names: {', '.join(why.anchors)}"] if why.anchors else []
+    notes += ["in the period asked"] if why.in_period else []
+    notes += [f"via {why.shared_name}"] if why.shared_name else []
+    extra = f"  ({'; '.join(notes)})" if notes else ""
+    return f"{rank:>2}. [{hit.kind.value:<7}] {hit.score:.3f}  {text}\n      cites: {cites}{extra}"
 
 
 def query_command(

@@ -141,6 +141,8 @@ class Settings(BaseSettings):
     decay_per_day: float | None = Field(default=None, ge=0)
     prune_floor: float | None = Field(default=None, ge=0)
     intent_threshold: float | None = Field(default=None, gt=0)
+    intent_stale_days: float | None = Field(default=None, gt=0)  # pending, no new evidence
+    intent_deadline_grace_days: float | None = Field(default=None, ge=0)  # pending, past due
     assign_similarity: float | None = Field(default=None, gt=0, le=1)
     pair_similarity: float | None = Field(default=None, gt=0, le=1)
     pool_size: int | None = Field(default=None, ge=1)
@@ -182,6 +184,8 @@ class Settings(BaseSettings):
         _put(consolidation, "decay_per_day", self.decay_per_day)
         _put(consolidation, "prune_floor", self.prune_floor)
         _put(intents, "initial_threshold", self.intent_threshold)
+        _put(intents, "stale_after_days", self.intent_stale_days)
+        _put(intents, "deadline_grace_days", self.intent_deadline_grace_days)
         _put(top, "assign_similarity", self.assign_similarity)
         _put(top, "pair_similarity", self.pair_similarity)
         _put(top, "pool_size", self.pool_size)

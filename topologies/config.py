@@ -43,6 +43,33 @@ class IntentConfig(BaseModel):
     window_days: float = 21.0  # evidence older than this counts little
     min_threshold: float = 1.5
     max_threshold: float = 12.0
+    # topologies/intent_boundaries.py: goals only, one intent per goal, stale ones expire
+    goal_min_score: float = 1.0  # GoalEvidence.score a cluster needs to become an intent
+    duplicate_overlap: float = 0.5  # share of evidence on an intent's concepts: same goal
+    stale_after_days: float = 30.0  # pending with no new goal evidence this long: expired
+    deadline_grace_days: float = 7.0  # pending this long past its deadline: expired
+
+
+class TopicConfig(BaseModel):
+    """Topic space and concept boundaries (topologies/topics.py, topologies/boundaries.py).
+
+    Similarities here are between topic vectors (event embeddings with part of the tenant's
+    background removed), not raw embeddings: for MiniLM, two events of one theme score about
+    0.35-0.6 there and two events of different themes of one person about 0.0-0.25.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    background_weight: float = Field(default=0.5, ge=0.0, le=1.0)  # share of the mean removed
+    background_horizon: int = Field(default=500, ge=1)  # events the running mean spans
+    merge_similarity: float = 0.6  # concepts whose centroids reach this merge (converged)
+    merge_min_members: int = 3  # ... when both have this many members (one shared event
+    # makes two concepts' centroids equal without their themes being one)
+    bridge_similarity: float = 0.3  # an event this close to another concept links the two
+    split_min_members: int = 8  # a concept is examined for a split from this many members
+    split_min_group: int = 3  # each side of a split keeps at least this many members
+    split_similarity: float = 0.35  # split when the two sides' centroids fall below this
+    split_every: int = 4  # examine again after this many new members
 
 
 class PlanBoundsConfig(BaseModel):
@@ -95,10 +122,12 @@ class EngineConfig(BaseModel):
     context: ContextConfig = Field(default_factory=ContextConfig)
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
     intents: IntentConfig = Field(default_factory=IntentConfig)
+    topics: TopicConfig = Field(default_factory=TopicConfig)
     ann: AnnConfig = Field(default_factory=AnnConfig)
     bounds: PlanBoundsConfig = Field(default_factory=PlanBoundsConfig)
     # heuristic planner
-    assign_similarity: float = 0.40  # event joins a concept at/above this cosine (MiniLM, tuned)
-    pair_similarity: float = 0.40  # two unassigned events seed a new concept (MiniLM, tuned)
+    # topic-space cosines (topologies/topics.py), tuned for MiniLM on the CogEval scenarios
+    assign_similarity: float = 0.35  # event joins the concept whose centroid is this close
+    pair_similarity: float = 0.35  # two unassigned events this close seed a new concept
     pool_size: int = 2000  # unassigned events kept for online clustering (most recent)
     link_window_days: float = 21.0  # entity-overlap links only to events this recent

@@ -36,10 +36,13 @@ from datetime import datetime
 import structlog
 
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
+from topologies import topics
+from topologies.boundaries import Boundaries
 from topologies.config import EngineConfig
 from topologies.executor import PlanExecutor
 from topologies.graph import decayed_weight
-from topologies.memory import TenantMemory
+from topologies.memory import TOPIC, TenantMemory
+from topologies.naming import Namer
 from topologies.scope import FoldScope
 
 log = structlog.get_logger(__name__)
@@ -63,22 +66,25 @@ PROTECTED_EDGES = frozenset(
 class Consolidator:
     """Discharges the four debts for what one fold touched; sweeps decayed edges on demand."""
 
-    def __init__(self, executor: PlanExecutor, config: EngineConfig) -> None:
+    def __init__(self, executor: PlanExecutor, config: EngineConfig, namer: Namer) -> None:
         self.executor = executor
         self.config = config
+        self.boundaries = Boundaries(executor.embedder, config, namer)
 
     # ----------------------------------------------------------------- per fold
     def consolidate(self, memory: TenantMemory, scope: FoldScope) -> None:
         coactivated = self.coactivate(memory, scope)
         merged = self.compress(memory, scope)
+        split = self.boundaries.split(memory, scope)
         completed = self.complete(memory, scope)
-        if coactivated or merged or completed:
+        if coactivated or merged or split or completed:
             log.debug(
                 "consolidated",
                 tenant=memory.tenant,
                 event_id=scope.event_id,
                 coactivated=coactivated,
                 merged=merged,
+                split=split,
                 completed=completed,
             )
 
@@ -98,32 +104,50 @@ class Consolidator:
         return linked
 
     def compress(self, memory: TenantMemory, scope: FoldScope) -> int:
-        """Compression: merge touched concepts with near-identical neighbours in embedding space."""
-        threshold = self.config.consolidation.merge_similarity
-        index = memory.index(NodeKind.CONCEPT)
+        """Compression: merge touched concepts with near-identical neighbours, by their label
+        vectors (CONCEPT index) or by their members' centroids (TOPIC index: members converged)."""
         merged = 0
         for concept_id in _touched_concepts(memory, scope):
             current = concept_id
-            vector = index.get(current)
-            if vector is None:
-                continue
-            for other, similarity in index.search(vector, MERGE_KNN, exclude={current}):
-                if similarity < threshold or not self._mergeable(memory, current, other):
-                    continue
-                keep, absorb = choose_keeper(memory.graph.node(current), memory.graph.node(other))
-                self.executor.merge(memory, scope, keep.id, absorb.id)
-                log.info(
-                    "concepts_merged",
-                    tenant=memory.tenant,
-                    keep=keep.id,
-                    absorbed=absorb.id,
-                    similarity=round(similarity, 3),
-                )
-                merged += 1
-                current = keep.id
-                if current not in index:
-                    break
+            for name, threshold in (
+                (NodeKind.CONCEPT.value, self.config.consolidation.merge_similarity),
+                (TOPIC, self.config.topics.merge_similarity),
+            ):
+                current, count = self._compress_one(memory, scope, current, name, threshold)
+                merged += count
         return merged
+
+    def _compress_one(
+        self, memory: TenantMemory, scope: FoldScope, current: str, name: str, threshold: float
+    ) -> tuple[str, int]:
+        """Merge ``current`` with its MERGE_KNN nearest in one index; returns the survivor."""
+        index = memory.index(name)
+        vector = index.get(current)
+        if vector is None:
+            return current, 0
+        merged = 0
+        for other, similarity in index.search(vector, MERGE_KNN, exclude={current}):
+            if similarity < threshold or not self._mergeable(memory, current, other):
+                continue
+            if name == TOPIC and not self._converged(memory, current, other):
+                continue
+            keep, absorb = choose_keeper(memory.graph.node(current), memory.graph.node(other))
+            self.executor.merge(memory, scope, keep.id, absorb.id)
+            log.info(
+                "concepts_merged",
+                tenant=memory.tenant,
+                keep=keep.id,
+                absorbed=absorb.id,
+                index=name,
+                similarity=round(similarity, 3),
+            )
+            merged += 1
+            current = keep.id
+            if name == TOPIC:  # members of two concepts now under one name
+                self.boundaries.relabel(memory, scope, current)
+            if current not in index:
+                break
+        return current, merged
 
     def complete(self, memory: TenantMemory, scope: FoldScope) -> int:
         """Completion: a concept with no concept neighbour gets RELATED_TO to its kNN."""
@@ -152,6 +176,13 @@ class Consolidator:
                 )
                 added += 1
         return added
+
+    def _converged(self, memory: TenantMemory, a: str, b: str) -> bool:
+        """Both concepts have enough members for their centroids to say what they are about."""
+        least = self.config.topics.merge_min_members
+        return all(
+            int(memory.graph.node(c).attrs.get(topics.MEMBERS_ATTR, 0)) >= least for c in (a, b)
+        )
 
     @staticmethod
     def _mergeable(memory: TenantMemory, a: str, b: str) -> bool:

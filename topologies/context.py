@@ -56,6 +56,8 @@ OPEN_STATUSES = frozenset(
 )
 DEFAULT_DECAY_PER_DAY = 0.02  # ConsolidationConfig.decay_per_day; the engine passes its own
 EDGE_SCAN_CAP = 256  # incident edges looked at per node when picking the strongest
+KIND_SCAN_CAP = 12  # ... the newest of each edge kind and direction (= max_fanout: within a
+# kind, edges share a prior weight, so the newest are the least decayed)
 ALL_INTENTS_CAP = 64  # below this many intents, every open intent is a candidate
 ACCESS_SHARE = 0.2  # share of access intensity in the centrality term
 DEADLINE_EDGE_CAP = 8
@@ -121,8 +123,10 @@ def _knn(memory: TenantMemory, vector: Vector, event_node_id: str, k: int) -> di
 def strongest_edges(
     memory: TenantMemory, node_id: str, fanout: int, now: datetime, decay_per_day: float
 ) -> list[tuple[float, Edge]]:
-    """The ``fanout`` strongest incident edges (decayed weight), among a bounded scan."""
-    scanned = itertools.islice(memory.graph.incident(node_id), EDGE_SCAN_CAP)
+    """The ``fanout`` strongest incident edges (decayed weight), among a bounded scan: the most
+    recently attached edges of each kind and direction (a concept with thousands of members is
+    read at its newest, least decayed, evidence, not its oldest)."""
+    scanned = itertools.islice(memory.graph.recent_edges(node_id, KIND_SCAN_CAP), EDGE_SCAN_CAP)
     weighted = ((decayed_weight(e, now, decay_per_day), e) for e in scanned)
     return heapq.nlargest(fanout, weighted, key=lambda item: (item[0], item[1].src, item[1].dst))
 
@@ -231,7 +235,8 @@ def _pagerank(
     weights: list[float] = []
     for node_id in order:
         i = position[node_id]
-        for edge in itertools.islice(memory.graph.out_edges(node_id), EDGE_SCAN_CAP):
+        outgoing = memory.graph.recent_edges(node_id, KIND_SCAN_CAP, incoming=False)
+        for edge in itertools.islice(outgoing, EDGE_SCAN_CAP):
             j = position.get(edge.dst)
             if j is None or j == i:
                 continue

@@ -30,6 +30,7 @@ from schemas.events import RawEvent
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentMessage, IntentStatus, can_transition
 from schemas.plans import UpdatePlan
+from topologies import goals, topics
 from topologies.config import EngineConfig
 from topologies.consolidation import Consolidator
 from topologies.context import assemble_context, record_access
@@ -141,14 +142,16 @@ class FoldEngine:
         planner: Planner,
         config: EngineConfig | None = None,
         fallback: Planner | None = None,
+        namer: Namer | None = None,
     ) -> None:
         self.embedder = embedder
         self.planner = planner
         self.fallback = fallback
         self.config = config or EngineConfig()
         self.executor = PlanExecutor(embedder, self.config)
-        self.consolidator = Consolidator(self.executor, self.config)
-        self.namer = Namer(embedder)  # loads the parser once per process, not at import
+        # names concepts and intents; the planner's namer when it has one (one cache of parses)
+        self.namer = namer or getattr(planner, "namer", None) or Namer(embedder)
+        self.consolidator = Consolidator(self.executor, self.config, self.namer)
         self.emergence = IntentEmergence(self.executor, embedder, self.config, self.namer)
         self.facts = FactStep(embedder)  # DCPM System 1 (issue 7); skipped if layer off
 
@@ -188,13 +191,18 @@ class FoldEngine:
         memory.begin()
         try:
             node = event_to_node(event, node_id)
+            cues = goals.signals_attr(goals.event_signals(node))
             memory.graph.add_node(
-                node.model_copy(update={"attrs": {**node.attrs, "fingerprint": fingerprint}})
+                node.model_copy(
+                    update={
+                        "attrs": {**node.attrs, "fingerprint": fingerprint, goals.CUES_ATTR: cues}
+                    }
+                )
             )
             if previous is not None:
                 self._link_revision(memory, previous, node_id, event)
             memory.index(NodeKind.EVENT).upsert(node_id, vector)
-            memory.index(POOL).upsert(node_id, vector)
+            memory.index(POOL).upsert(node_id, topics.observe(memory, vector, self.config.topics))
             self._trim_pool(memory)
             memory.set_event_state(event.id, "stored")
             now = self.stream_now(memory, event)

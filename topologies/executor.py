@@ -19,10 +19,12 @@ from schemas.errors import PlanRejectedError
 from schemas.graph import EDGE_PRIOR_WEIGHT, EDGE_RULES, Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentStatus, can_transition
 from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, RemoveNode, UpdateNode, UpdatePlan
+from topologies import topics
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.graph import decayed_weight
-from topologies.memory import TenantMemory, stable_id
+from topologies.intent_boundaries import converges
+from topologies.memory import POOL, TOPIC, TenantMemory, stable_id
 from topologies.plan_bounds import PlanBounds, check_bounds
 from topologies.scope import FoldScope
 from topologies.vector_index import Vector
@@ -167,12 +169,21 @@ class PlanExecutor:
                 continue
             supporters = triggers.get(op.ref, set())
             evidenced = [s for s in supporters if self._has_evidence(memory, plan, s)]
-            if len(evidenced) < need:
+            if len(evidenced) < need and not self._one_converging_theme(memory, evidenced):
                 raise PlanRejectedError(
                     f"intent {op.ref!r} needs TRIGGERS from at least {need} concepts with "
                     f"evidence, has {len(evidenced)}",
                     index,
                 )
+
+    @staticmethod
+    def _one_converging_theme(memory: TenantMemory, evidenced: list[str]) -> bool:
+        """One existing concept whose events already come from several sources (a goal inside
+        one theme, e.g. a race: a registration email, training notes, calendar runs). Evidence
+        from other events and sources, so no single event can conjure it either."""
+        if len(evidenced) != 1 or memory.graph.get(evidenced[0]) is None:
+            return False
+        return converges(memory, topics.member_events(memory, memory.graph.resolve(evidenced[0])))
 
     @staticmethod
     def _has_evidence(memory: TenantMemory, plan: UpdatePlan, concept: str) -> bool:
@@ -264,7 +275,7 @@ class PlanExecutor:
                     self.merge(memory, scope, keep, absorbed)
         elif isinstance(op, RemoveNode):
             node_id = self._resolve(memory, scope, op.id)
-            for name in (memory.graph.node(node_id).kind.value, "POOL"):
+            for name in (memory.graph.node(node_id).kind.value, POOL, TOPIC):
                 if name in memory.indexes:
                     memory.indexes[name].remove(node_id)
             memory.graph.remove_node(node_id)
@@ -387,7 +398,10 @@ class PlanExecutor:
                 created_at=scope.now,
                 attrs=attrs,
             )
+        joins = existing is None and self._new_member(memory, src, dst, kind)
         memory.graph.put_edge(edge)
+        if joins:  # the concept's centroid moves (read before the event leaves the POOL)
+            topics.add_member(memory, dst, src, self.config.topics)
         if kind in (EdgeKind.GROUNDS, EdgeKind.REINFORCES, EdgeKind.DERIVED_FROM):
             self._leave_pool(memory, src, dst)
         if kind == EdgeKind.REINFORCES:
@@ -395,6 +409,16 @@ class PlanExecutor:
         scope.touch(src)
         scope.touch(dst)
         return edge
+
+    @staticmethod
+    def _new_member(memory: TenantMemory, src: str, dst: str, kind: EdgeKind) -> bool:
+        """Whether this edge makes an EVENT a member of a CONCEPT it was not a member of."""
+        graph = memory.graph
+        if kind not in topics.MEMBER_EDGES or dst not in graph.ids(NodeKind.CONCEPT):
+            return False
+        if src not in graph.ids(NodeKind.EVENT):
+            return False
+        return all(graph.edge(src, dst, other) is None for other in topics.MEMBER_EDGES)
 
     def reinforce_node(self, memory: TenantMemory, scope: FoldScope, node_id: str) -> None:
         node = memory.graph.node(node_id)
@@ -415,7 +439,7 @@ class PlanExecutor:
 
     @staticmethod
     def _leave_pool(memory: TenantMemory, *node_ids: str) -> None:
-        pool = memory.indexes["POOL"]
+        pool = memory.indexes[POOL]
         for node_id in node_ids:
             if node_id in pool:
                 pool.remove(node_id)
@@ -464,6 +488,8 @@ class PlanExecutor:
                 keep_weight=float(max(1, keeper.reinforcement)),
                 absorbed_weight=float(max(1, gone.reinforcement)),
             )
+        if keeper.kind == NodeKind.CONCEPT:
+            topics.merge_centroids(memory, keep, absorbed)
         graph.remove_node(absorbed)
         graph.set_alias(absorbed, keep)
         if gone.kind == NodeKind.INTENT and gone.status is not None:

@@ -12,6 +12,7 @@ Never mutate a Node or Edge in place: use the methods below.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -125,6 +126,38 @@ class MemoryGraph:
         for keyed in self.g._pred[node_id].values():
             for data in keyed.values():
                 yield data["e"]
+
+    def recent_sources(self, node_id: str, kind: EdgeKind, limit: int) -> list[str]:
+        """Sources of ``kind`` in-edges, the newest (by creation time) first, at most ``limit``:
+        costs what it returns, whatever the node's degree."""
+        return list(itertools.islice(reversed(self._in_kind.get((node_id, kind), {})), limit))
+
+    def recent_targets(self, node_id: str, kind: EdgeKind, limit: int) -> list[str]:
+        """Targets of ``kind`` out-edges, the newest first, at most ``limit``."""
+        return list(itertools.islice(reversed(self._out_kind.get((node_id, kind), {})), limit))
+
+    def recent_edges(self, node_id: str, per_kind: int, incoming: bool = True) -> Iterator[Edge]:
+        """Out-edges (and in-edges unless ``incoming`` is False) of every kind, the most recently
+        attached ``per_kind`` of each kind and direction: what a hub's newest (least decayed)
+        edges are, at a cost bounded by ``per_kind``, whatever the node's degree."""
+        if node_id not in self.g:
+            return
+        succ, pred = self.g._succ[node_id], self.g._pred[node_id]
+        if len(succ) + (len(pred) if incoming else 0) <= per_kind:  # small: every edge is new
+            yield from self.out_edges(node_id)
+            if incoming:
+                yield from self.in_edges(node_id)
+            return
+        for kind in EdgeKind:
+            for dst in itertools.islice(
+                reversed(self._out_kind.get((node_id, kind), {})), per_kind
+            ):
+                yield succ[dst][kind]["e"]
+            if incoming:
+                for src in itertools.islice(
+                    reversed(self._in_kind.get((node_id, kind), {})), per_kind
+                ):
+                    yield pred[src][kind]["e"]
 
     def in_degree(self, node_id: str, kind: EdgeKind) -> int:
         return len(self._in_kind.get((node_id, kind), ()))
@@ -264,9 +297,21 @@ class MemoryGraph:
         self.aliases.pop(absorbed, None)
 
     def _put_edge_raw(self, edge: Edge) -> None:
+        previous = self.edge(edge.src, edge.dst, edge.kind)
+        if previous is not None and previous.created_at != edge.created_at:
+            self._unindex_edge(edge.src, edge.dst, edge.kind)  # re-placed below by its time
         self.g.add_edge(edge.src, edge.dst, key=edge.kind, e=edge)
-        self._out_kind.setdefault((edge.src, edge.kind), {})[edge.dst] = None
-        self._in_kind.setdefault((edge.dst, edge.kind), {})[edge.src] = None
+        succ, pred = self.g._succ, self.g._pred
+        _place(
+            self._out_kind.setdefault((edge.src, edge.kind), {}),
+            edge.dst,
+            lambda dst: (succ[edge.src][dst][edge.kind]["e"].created_at, dst),
+        )
+        _place(
+            self._in_kind.setdefault((edge.dst, edge.kind), {}),
+            edge.src,
+            lambda src: (pred[edge.dst][src][edge.kind]["e"].created_at, src),
+        )
 
     def _drop_edge_raw(self, src: str, dst: str, kind: EdgeKind) -> None:
         self.g.remove_edge(src, dst, key=kind)
@@ -302,10 +347,30 @@ class MemoryGraph:
         """Bulk load from a store (no journal)."""
         for node in nodes:
             self._put_node(node)
-        for edge in edges:
+        ordered = sorted(edges, key=lambda e: (e.created_at, e.src, e.dst, e.kind.value))
+        for edge in ordered:  # creation order: no neighbour map needs re-placing
             if edge.src in self.g and edge.dst in self.g:
                 self._put_edge_raw(edge)
         self.aliases.update(aliases)
+
+
+def _place(
+    entries: dict[str, None], other: str, rank: Callable[[str], tuple[datetime, str]]
+) -> None:
+    """Keep a (node, kind) neighbour map in edge-creation order, ties by neighbour id, however
+    the edges arrive (a fold, a merge moving old edges, a rollback, a store loading them in its
+    own order): "the most recent edges" then mean the same after a restart as before it. An
+    edge created now goes to the end at once; an older one moves the newer tail (rare: merges,
+    rollbacks)."""
+    if other in entries:
+        return
+    mine = rank(other)
+    tail: list[str] = []
+    while entries and rank(next(reversed(entries))) > mine:
+        tail.append(entries.popitem()[0])
+    entries[other] = None
+    for moved in reversed(tail):
+        entries[moved] = None
 
 
 def decayed_weight(edge: Edge, now: datetime, decay_per_day: float) -> float:

@@ -2,15 +2,20 @@
 
 For one event it decides, in order:
 
-1. **Assignment** (embedding similarity): the nearest CONCEPT with cosine >= assign_similarity
-   gets ``REINFORCES event -> concept`` plus an UPDATE_NODE counting the member and adding
-   new salient keywords (attrs only: no re-embedding, so the concept does not drift), which
-   also renames the concept from its members at growth milestones (``naming.next_naming``:
-   4, 8, 16, ... members).
-2. **Online clustering**: otherwise unassigned events in the POOL index with cosine >=
-   pair_similarity seed a new CONCEPT, named by ``naming.Namer.label_concept`` (the members'
-   most central noun phrase), with a lexicon category, ``GROUNDS member -> concept`` and
+1. **Assignment** (topic space, ``topologies/topics.py``): the CONCEPT whose member centroid
+   is nearest to the event's topic vector, at cosine >= assign_similarity, gets ``REINFORCES
+   event -> concept`` plus an UPDATE_NODE counting the member and adding new salient keywords
+   (attrs only: the label vector does not move), which also renames the concept from its
+   members at growth milestones (``naming.next_naming``: 4, 8, 16, ... members). Candidates:
+   the TOPIC index's kNN and the concepts of the context. Comparing with a concept's members,
+   not its label, keeps a concept to the theme its events share.
+2. **Online clustering**: otherwise unassigned events in the POOL index (topic vectors) with
+   cosine >= pair_similarity seed a new CONCEPT, named by ``naming.Namer.label_concept`` (the
+   members' most central noun phrase), with a lexicon category, ``GROUNDS member -> concept`` and
    ``DERIVED_FROM concept -> member``. With no such neighbour the event stays unassigned.
+   **Bridges**: the concept the event joined or seeded gets ``RELATED_TO`` to the other
+   candidates whose centroid the event is also close to (cosine >= bridge_similarity, at most
+   two): the event sits between them.
 3. **Entity links**: earlier events (within link_window_days) sharing entities (names,
    participants, ticket ids, emails, @mentions, threads) get ``CAUSES earlier -> event`` when
    the text has a causal cue, else ``TRIGGERS``; at most 3, strongest first. The strength is
@@ -35,17 +40,21 @@ import structlog
 
 from schemas.graph import EdgeKind, Node, NodeKind
 from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
+from topologies import topics
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.entities import EntityMatch, ensure_entity_index, node_entities
-from topologies.memory import POOL
+from topologies.memory import POOL, TOPIC
 from topologies.naming import Namer, next_naming
 from topologies.planner import PlanRequest
 from topologies.text import categorize, find_dates, has_causal_cue, keywords
+from topologies.vector_index import Vector
 
 log = structlog.get_logger(__name__)
 
 POOL_K = 8  # POOL neighbours looked at for clustering
+CONCEPT_K = 3  # nearest concept centroids looked at for assignment
+MAX_BRIDGES = 2  # RELATED_TO from the joined concept to other close concepts
 MAX_MEMBERS = 4  # pool events grouped with the event into a new concept
 MAX_LINKS = 3  # entity links per event
 MIN_LINK_STRENGTH = 1.5  # entity overlap x (0.5 + cosine)
@@ -112,9 +121,14 @@ class HeuristicPlanner:
         memory, event, node = request.memory, request.event, request.event_node
         build = _Builder(event.id)
         ensure_entity_index(memory, node)
-        joined = self._assign(request, build)
+        topic = topics.event_topic(memory, node.id, self.config.topics)
+        if topic is None:
+            topic = topics.center(request.vector, None, 0, self.config.topics)
+        nearest = self._candidates(request, topic)
+        joined = self._assign(request, build, nearest)
         if joined is None:
-            joined = self._cluster(request, build)
+            joined = self._cluster(request, build, topic)
+        self._bridges(build, joined, nearest)
         links = self._entity_links(request, build)
         self._concept_links(request, build, joined, links)
         self._times(request, build, joined)
@@ -123,36 +137,60 @@ class HeuristicPlanner:
         return UpdatePlan(ops=build.ops, planner=self.name, notes=notes)
 
     # ---------------------------------------------------------------- assignment
-    def _nearest_concept(self, request: PlanRequest) -> tuple[Node, float] | None:
-        memory = request.memory
-        scores = {nid: cos for nid, cos in request.context.knn.items()}
-        for nid, cos in memory.index(NodeKind.CONCEPT).search(request.vector, 3):
-            scores[nid] = cos
-        best: tuple[Node, float] | None = None
+    def _candidates(self, request: PlanRequest, topic: Vector) -> list[tuple[Node, float]]:
+        """Concepts by the cosine of their member centroid to the event in topic space, best
+        first. Candidates: the TOPIC index's kNN plus the concepts of the context (a concept
+        without a stored centroid yet gets one computed from its members)."""
+        memory, graph = request.memory, request.memory.graph
+        scores = dict(memory.index(TOPIC).search(topic, CONCEPT_K))
+        concepts = graph.ids(NodeKind.CONCEPT)
+        for nid in request.context.knn:
+            if nid in concepts and nid not in scores:
+                center = topics.centroid(memory, nid, self.config.topics)
+                if center is not None:
+                    scores[nid] = float(np.dot(topic, center))
+        found = []
         for nid, cos in sorted(scores.items(), key=lambda item: (-item[1], item[0])):
-            concept = memory.graph.get(nid)
+            concept = graph.get(nid)
             if concept is None or concept.kind != NodeKind.CONCEPT or concept.superseded_by:
                 continue
-            best = (concept, cos)
-            break
-        if best is not None:
-            request.consulted.add(best[0].id)
-        return best
+            found.append((concept, cos))
+        request.consulted.update(concept.id for concept, _ in found)
+        return found
 
-    def _assign(self, request: PlanRequest, build: _Builder) -> str | None:
-        nearest = self._nearest_concept(request)
-        if nearest is None or nearest[1] < self.config.assign_similarity:
+    def _assign(
+        self, request: PlanRequest, build: _Builder, nearest: list[tuple[Node, float]]
+    ) -> str | None:
+        if not nearest or nearest[0][1] < self.config.assign_similarity:
             return None
-        concept, cos = nearest
+        concept, cos = nearest[0]
         ev = request.event_node.id
         build.add_edge(
             ev, concept.id, EdgeKind.REINFORCES,
-            f"The event is semantically close to the concept '{concept.title}' (cosine "
-            f"{cos:.2f} >= {self.config.assign_similarity:.2f}): it corroborates it.",
+            f"The event is close to the events of the concept '{concept.title}' (cosine "
+            f"{cos:.2f} to their centroid >= {self.config.assign_similarity:.2f}): it "
+            f"corroborates it.",
             [concept.id],
         )  # fmt: skip
         self._refresh_keywords(request, build, concept)
         return concept.id
+
+    def _bridges(
+        self, build: _Builder, joined: str | None, nearest: list[tuple[Node, float]]
+    ) -> None:
+        """The event also resembles the events of other concepts (below the bar for joining
+        them): the concept it joined is associated with those (RELATED_TO)."""
+        if joined is None:
+            return
+        bar = self.config.topics.bridge_similarity
+        others = [(c, cos) for c, cos in nearest if c.id != joined and cos >= bar]
+        for concept, cos in others[:MAX_BRIDGES]:
+            build.add_edge(
+                joined, concept.id, EdgeKind.RELATED_TO,
+                f"The event that joined this concept is also close to the events of "
+                f"'{concept.title}' (cosine {cos:.2f} >= {bar:.2f}).",
+                [concept.id],
+            )  # fmt: skip
 
     def _refresh_keywords(self, request: PlanRequest, build: _Builder, concept: Node) -> None:
         """Count the new member, add its fresh keywords, and rename the concept from its
@@ -184,10 +222,10 @@ class HeuristicPlanner:
         ))  # fmt: skip
 
     # ---------------------------------------------------------------- clustering
-    def _cluster(self, request: PlanRequest, build: _Builder) -> str | None:
+    def _cluster(self, request: PlanRequest, build: _Builder, topic: Vector) -> str | None:
         memory, ev = request.memory, request.event_node.id
         members: list[tuple[Node, float]] = []
-        for nid, cos in memory.index(POOL).search(request.vector, POOL_K, exclude={ev}):
+        for nid, cos in memory.index(POOL).search(topic, POOL_K, exclude={ev}):
             other = memory.graph.get(nid)
             if cos >= self.config.pair_similarity and other and other.kind == NodeKind.EVENT:
                 members.append((other, cos))

@@ -9,20 +9,31 @@ Evidence density, for one fold at stream time ``now``:
 - *evidence* of a concept ``E(c) = sum of w(e, now)`` over its GROUNDS / REINFORCES in-edges
   ``e`` from EVENT nodes whose event time lies in ``[now - window_days, now]`` (and after
   ``since``, see below), ``w`` being the lazily decayed edge weight. Only the
-  ``MAX_EVIDENCE_SCAN`` most recently attached predecessors of a concept are read, so a hub
-  concept costs a bounded amount.
+  ``MAX_EVIDENCE_SCAN`` most recently attached GROUNDS and REINFORCES sources of a concept are
+  read (each kind), so a hub concept costs a bounded amount.
 - *supporting concepts* ``S = {c in K : E(c) > 0}``.
 - *connectivity* ``kappa(S)`` = share of the ``|S|(|S|-1)/2`` concept pairs of ``S`` joined by
   any edge (either direction); 0 when ``|S| < 2``.
 - *density* ``D = kappa(S) * sum_{c in S} E(c)``.
 
-An intent crystallises when ``D >= theta[category]``, ``|S| >= min_supporting_concepts``, the
-evidence comes from at least ``MIN_EVIDENCE_EVENTS`` distinct events, and no open intent is
-already triggered by more than half of ``S``. If one is, that intent is reinforced instead
-(REINFORCES from the event, TRIGGERS from new supporting concepts, its deadline refreshed).
-If a *closed* intent (resolved / rejected) covers the cluster, only evidence newer than its
-closing (``since``) counts, so a resolved goal does not re-emerge from the evidence that
-produced it.
+For one supporting concept, ``kappa`` is 1 when its evidence events come from several sources
+(``intent_boundaries.converges``: a registration email, training notes, calendar entries about
+one race), else 0.
+
+An intent crystallises when ``D >= theta[category]``, ``|S| >= min_supporting_concepts`` (or
+one converging concept), the evidence comes from at least ``MIN_EVIDENCE_EVENTS`` distinct
+events, and its evidence events carry goal cues (``GoalEvidence.score >= goal_min_score``,
+``topologies/goals.py``). Before that, ``intent_boundaries.goal_of`` looks for the intent
+whose goal this cluster already is (its seed triggers it, or ``duplicate_overlap`` of the
+evidence mass lies on concepts that trigger it): an open one is reinforced instead (REINFORCES
+from the event when it touched one of the goal's themes, TRIGGERS from new supporting concepts
+that serve no other open goal, its deadline refreshed, its staleness clock reset when the event
+carries a goal cue); an expired one comes back to pending if the cluster passes the tests
+again. Concepts already triggering another open intent are left out of a new intent (one goal
+per theme at a time), at most ``MAX_SUPPORT`` concepts support one. If a *closed* intent
+(resolved / rejected) covers the cluster, only evidence newer than its closing (``since``)
+counts, so a resolved goal does not re-emerge from the evidence that produced it. Pending
+intents past their due time expire (``IntentEmergence.expire``, every fold, bounded).
 
 Category: the most common ``category`` among ``S`` (ties: more evidence, then the name;
 default ``"general"``). Threshold ``theta[category]`` lives in ``memory.meta`` under
@@ -43,20 +54,33 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import structlog
 
 from schemas.errors import InvalidTransitionError, NotFoundError
-from schemas.graph import EdgeKind, Node, NodeKind
+from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import OPEN_STATUSES, Intent, IntentStatus, can_transition
 from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.executor import PlanExecutor
-from topologies.graph import decayed_weight
-from topologies.memory import TenantMemory
+from topologies.goals import GoalEvidence, cached_signals
+from topologies.graph import MemoryGraph, decayed_weight
+from topologies.intent_boundaries import (
+    LAST_EVIDENCE_ATTR,
+    MAX_TRIGGERS,
+    converges,
+    goal_evidence,
+    goal_of,
+    last_evidence,
+    overdue,
+    serves_other_goal,
+    track,
+)
+from topologies.memory import TOPIC, TenantMemory
 from topologies.naming import Namer, redate, with_deadline
 from topologies.scope import FoldScope
 
@@ -66,10 +90,12 @@ log = structlog.get_logger(__name__)
 
 MAX_SEEDS = 8  # seed concepts examined per fold
 MAX_CLUSTER = 8  # concepts per cluster (seed included)
-MAX_SUPPORT = 8  # TRIGGERS edges written per intent
-MAX_EVIDENCE_SCAN = 200  # predecessors read per concept when measuring evidence
+MAX_SUPPORT = 3  # TRIGGERS edges written per intent (a goal spans two or three themes)
+MAX_EVIDENCE_SCAN = 64  # evidence edges read per concept and kind (the most recent)
 MAX_EVIDENCE_IDS = 32  # RawEvent ids listed in an intent view
 MAX_DEADLINES = 3  # DEADLINE_FOR edges written per intent
+OLDER_RUN = 16  # consecutive evidence events before the window that end a concept's scan
+MAX_TIME_SCAN = 32  # most recent TIME anchors read per concept or event for a deadline
 MIN_EVIDENCE_EVENTS = 2  # distinct events behind an intent
 MAX_NOTES = 20
 
@@ -79,6 +105,7 @@ CLUSTER_EDGES = frozenset(
 EVIDENCE_KINDS = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 THRESHOLD_KEY = "intent_threshold:{category}"
 EASIER, HARDER = 0.9, 1.3
+CLOSED = frozenset({IntentStatus.RESOLVED, IntentStatus.REJECTED})
 
 
 @dataclass
@@ -91,11 +118,13 @@ class Cluster:
     events: dict[str, set[str]] = field(default_factory=dict)  # concept -> evidence event nodes
     connectivity: float = 0.0
     category: str = "general"
+    goal: GoalEvidence = field(default_factory=GoalEvidence)  # goal cues of the evidence
 
     @property
     def supporting(self) -> list[str]:
-        """Concepts with evidence, strongest first (ties by id)."""
-        return sorted(self.evidence, key=lambda c: (-self.evidence[c], c))
+        """Concepts with evidence: the seed (the concept the event touched: the goal's own
+        theme) first, then strongest first (ties by id)."""
+        return [c for c in self.members if c in self.evidence]
 
     @property
     def density(self) -> float:
@@ -132,25 +161,38 @@ class IntentEmergence:
         created: list[str] = []
         handled: set[str] = set()  # intents created or reinforced in this fold
         covered: set[str] = set()  # concepts already part of a handled cluster
+        overlap = self.config.intents.duplicate_overlap
         for seed in self._seeds(memory, scope):
             if seed in covered:
                 continue
             cluster = self._cluster(memory, seed, scope.now)
             self._measure(memory, cluster, scope.now, None)
-            open_intent, since = self._covering(memory, cluster.supporting)
-            if open_intent is not None:
-                if open_intent not in handled:
-                    self._reinforce(memory, scope, open_intent, cluster)
-                    handled.add(open_intent)
+            existing = goal_of(memory, seed, cluster.evidence, overlap)
+            if existing is not None and memory.graph.node(existing).status in OPEN_STATUSES:
+                if existing not in handled:  # the same goal: corroborate, emit nothing
+                    self._reinforce(memory, scope, existing, cluster)
+                    handled.add(existing)
                 covered.update(cluster.members)
                 continue
-            if since is not None:  # a closed intent covers it: only newer evidence counts
+            since = self._closed_since(memory, cluster.supporting)
+            free = [m for m in cluster.members if not serves_other_goal(memory, m, existing)]
+            if since is not None or len(free) < len(cluster.members):
+                # only newer evidence than a closed intent's counts; a theme serving another
+                # open goal is not this one's (one goal per theme at a time)
+                cluster.members = [seed, *(m for m in free if m != seed)]
                 self._measure(memory, cluster, scope.now, since)
+            cluster.goal = goal_evidence(memory, cluster.event_ids)
+            if existing is not None:  # an expired intent: its goal comes back, or stays quiet
+                if existing not in handled and self._revive(memory, scope, existing, cluster):
+                    handled.add(existing)
+                    covered.update(cluster.members)
+                continue
             intent_id = self._maybe_emit(memory, scope, cluster)
             if intent_id is not None:
                 created.append(intent_id)
                 handled.add(intent_id)
                 covered.update(cluster.members)
+        self.expire(memory, scope)
         return created
 
     def _seeds(self, memory: TenantMemory, scope: FoldScope) -> list[str]:
@@ -167,39 +209,39 @@ class IntentEmergence:
         concepts = graph.ids(NodeKind.CONCEPT)
         decay = self.config.consolidation.decay_per_day
         strength: dict[str, float] = {}
-        for edge in graph.incident(seed):
+        for edge in _concept_links(graph, seed):  # kind-filtered: not the seed's REINFORCES
             other = edge.dst if edge.src == seed else edge.src
-            if edge.kind not in CLUSTER_EDGES or other not in concepts or other == seed:
+            if other not in concepts or other == seed:
                 continue
             node = graph.node(other)
             if node.superseded_by is not None:
                 continue
             weight = decayed_weight(edge, now, decay)
             strength[other] = max(strength.get(other, 0.0), weight)
-        ranked = sorted(strength, key=lambda c: (-strength[c], c))[: MAX_CLUSTER - 1]
-        return Cluster(seed=seed, members=[seed, *ranked])
+        # equally strong links (one association each, the common case) are told apart by how
+        # close the two concepts' members are (topic centroids), not by their ids
+        centroids = memory.index(TOPIC)
+        closeness = {c: centroids.similarity(seed, c) or 0.0 for c in strength}
+        ranked = sorted(strength, key=lambda c: (-round(strength[c], 2), -closeness[c], c))
+        return Cluster(seed=seed, members=[seed, *ranked[: MAX_CLUSTER - 1]])
 
-    def _covering(
-        self, memory: TenantMemory, members: list[str]
-    ) -> tuple[str | None, datetime | None]:
-        """(open intent triggered by more than half of the members, latest closing time of a
-        closed intent triggered by more than half of them)."""
+    def _closed_since(self, memory: TenantMemory, members: list[str]) -> datetime | None:
+        """Latest closing time of a resolved or rejected intent triggered by more than half of
+        the members: evidence from before it produced that intent and does not count again."""
         graph = memory.graph
         votes: Counter[str] = Counter()
         for concept in members:
-            for edge in graph.out_edges(concept, EdgeKind.TRIGGERS):
-                votes[edge.dst] += 1
+            for intent_id in graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS):
+                votes[intent_id] += 1
         since: datetime | None = None
         for intent_id, count in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])):
             node = graph.get(intent_id)
             if node is None or node.kind != NodeKind.INTENT or not members:
                 continue
-            if count * 2 <= len(members):
+            if count * 2 <= len(members) or node.status not in CLOSED:
                 continue
-            if node.status in OPEN_STATUSES:
-                return node.id, None
             since = node.updated_at if since is None else max(since, node.updated_at)
-        return None, since
+        return since
 
     def _measure(
         self, memory: TenantMemory, cluster: Cluster, now: datetime, since: datetime | None
@@ -219,6 +261,8 @@ class IntentEmergence:
             members = set(support)
             linked = sum(1 for a in support for b in graph.neighbors(a) if b in members and a < b)
             cluster.connectivity = linked / pairs
+        elif support and converges(memory, cluster.events[support[0]]):
+            cluster.connectivity = 1.0  # one theme that several sources converge on
         cluster.category = self._category(memory, cluster)
 
     def _evidence(
@@ -229,13 +273,22 @@ class IntentEmergence:
         window_start = now - timedelta(days=self.config.intents.window_days)
         decay = self.config.consolidation.decay_per_day
         total, events = 0.0, set[str]()
-        for src in list(graph.g.pred[concept])[-MAX_EVIDENCE_SCAN:]:
-            node = graph.node(src)
-            if node.kind != NodeKind.EVENT or node.ts is None:
-                continue
-            if node.ts < window_start or node.ts > now or (since is not None and node.ts <= since):
-                continue
-            for kind in EVIDENCE_KINDS:
+        for kind in EVIDENCE_KINDS:  # the most recently attached of each kind: bounded
+            older = 0  # events attach roughly in time order: a run of old ones ends the window
+            for src in graph.recent_sources(concept, kind, MAX_EVIDENCE_SCAN):
+                node = graph.node(src)
+                if node.kind != NodeKind.EVENT or node.ts is None:
+                    continue
+                if node.ts < window_start:
+                    older += 1
+                    if older >= OLDER_RUN:
+                        break
+                    continue
+                older = 0
+                if node.ts > now:
+                    continue
+                if since is not None and node.ts <= since:
+                    continue
                 edge = graph.edge(src, concept, kind)
                 if edge is not None:
                     total += decayed_weight(edge, now, decay)
@@ -258,15 +311,18 @@ class IntentEmergence:
         cfg = self.config.intents
         density = cluster.density
         threshold = self.threshold(memory, cluster.category)
-        if len(cluster.supporting) < cfg.min_supporting_concepts:
+        if len(cluster.supporting) < cfg.min_supporting_concepts and cluster.connectivity <= 0:
             return None
         if len(cluster.event_ids) < MIN_EVIDENCE_EVENTS or density < threshold:
+            return None
+        if cluster.goal.score < cfg.goal_min_score:  # a topic, not a goal
             return None
         deadlines = self._deadlines(memory, cluster, scope.now)
         ref = f"intent.{cluster.seed}"
         plan = self._creation_plan(memory, scope, cluster, ref, (density, threshold), deadlines)
         self.executor.apply(memory, plan, scope)
         intent_id = scope.ref_ids[ref]
+        track(memory, intent_id, cfg)
         self._move_threshold(memory, cluster.category, density)
         log.info(
             "intent_emerged",
@@ -312,6 +368,8 @@ class IntentEmergence:
                     "threshold": round(threshold, 6),
                     "connectivity": round(cluster.connectivity, 6),
                     "seed": cluster.seed,
+                    "goal_score": round(cluster.goal.score, 6),
+                    LAST_EVIDENCE_ATTR: scope.now.isoformat(),
                 },
                 reasoning=reasoning,
                 grounded_in=[scope.event_node_id, *support],
@@ -343,15 +401,20 @@ class IntentEmergence:
         return events[0].id if events else None
 
     def _deadlines(self, memory: TenantMemory, cluster: Cluster, now: datetime) -> list[Node]:
-        """Future TIME anchors attached to the cluster's supporting concepts or evidence events,
-        soonest first."""
+        """Future TIME anchors attached to the cluster's supporting concepts or its most recent
+        evidence events, soonest first."""
         graph = memory.graph
         times = graph.ids(NodeKind.TIME)
         found: dict[str, Node] = {}
-        for holder in sorted({*cluster.supporting, *cluster.event_ids}):
+        recent = sorted(
+            (e for e in cluster.event_ids if e in graph),
+            key=lambda e: (graph.node(e).ts or now, e),
+            reverse=True,
+        )[:MAX_TIME_SCAN]
+        for holder in sorted({*cluster.supporting, *recent}):
             if holder not in graph:
                 continue
-            for other in [*graph.g.pred[holder], *graph.g.succ[holder]]:
+            for other in graph.recent_sources(holder, EdgeKind.DEADLINE_FOR, MAX_TIME_SCAN):
                 if other in times and other not in found:
                     node = graph.node(other)
                     anchor = _anchor(node)
@@ -368,16 +431,25 @@ class IntentEmergence:
         graph = memory.graph
         intent = graph.node(intent_id)
         existing = {e.src for e in graph.in_edges(intent_id, EdgeKind.TRIGGERS)}
-        ops: list[PlanOp] = [
-            AddEdge(
-                src=scope.event_node_id,
-                dst=intent_id,
-                kind=EdgeKind.REINFORCES,
-                reasoning="new evidence for an open intent",
-            )
-        ]
+        ops: list[PlanOp] = []
         room = max(0, MAX_SUPPORT - len(existing))
-        fresh = [c for c in cluster.supporting if c not in existing][:room]
+        fresh = [
+            c
+            for c in cluster.supporting
+            if c not in existing and not serves_other_goal(memory, c, intent_id)
+        ][:room]
+        themes = {
+            e.dst for kind in EVIDENCE_KINDS for e in graph.out_edges(scope.event_node_id, kind)
+        }
+        if themes & (existing | set(fresh)):  # the event is about one of the goal's themes
+            ops.append(
+                AddEdge(
+                    src=scope.event_node_id,
+                    dst=intent_id,
+                    kind=EdgeKind.REINFORCES,
+                    reasoning="new evidence for an open intent",
+                )
+            )
         ops.extend(
             AddEdge(src=c, dst=intent_id, kind=EdgeKind.TRIGGERS, reasoning="supporting concept")
             for c in fresh
@@ -391,6 +463,10 @@ class IntentEmergence:
             ops.append(AddEdge(src=deadlines[0].id, dst=intent_id, kind=EdgeKind.DEADLINE_FOR))
         else:
             new_deadline = None
+        attrs: dict[str, object] = {"density": round(cluster.density, 6)}
+        event = graph.node(scope.event_node_id)
+        if cached_signals(event).any:  # an event that moves the goal: it is not stale
+            attrs[LAST_EVIDENCE_ATTR] = scope.now.isoformat()
         ops.append(
             UpdateNode(
                 id=intent_id,
@@ -398,11 +474,12 @@ class IntentEmergence:
                 # the title and description name the deadline: keep them in step with it
                 title=None if new_deadline is None else with_deadline(intent.title, new_deadline),
                 text=None if new_deadline is None else redate(intent.text, new_deadline),
-                attrs={"density": round(cluster.density, 6)},
+                attrs=attrs,
                 reasoning="reinforced by a new event",
             )
         )
         self.executor.apply(memory, UpdatePlan(ops=ops, planner="intent-emergence"), scope)
+        track(memory, intent_id, self.config.intents)
         log.info(
             "intent_reinforced",
             tenant=memory.tenant,
@@ -440,7 +517,44 @@ class IntentEmergence:
             planner="feedback",
         )
         self.executor.apply(memory, plan, scope)
+        track(memory, node.id, self.config.intents)
         self._feedback(memory, node, status)
+
+    # ---------------------------------------------------------------- staleness
+    def expire(self, memory: TenantMemory, scope: FoldScope) -> list[str]:
+        """Pending intents past their due time (no new goal evidence within the stale horizon,
+        or the deadline long past) move to expired; the change is emitted like any other."""
+        expired: list[str] = []
+        for intent_id in overdue(memory, scope.now, self.config.intents):
+            node = memory.graph.get(intent_id)
+            if node is None or node.status != IntentStatus.PENDING:
+                track(memory, intent_id, self.config.intents)
+                continue
+            quiet = (scope.now - last_evidence(node)).days
+            note = (
+                f"no new evidence for {quiet} days"
+                if node.deadline is None or (node.deadline > scope.now)
+                else f"deadline {node.deadline.date().isoformat()} passed, no new evidence since"
+            )
+            self.set_status(memory, scope, node.id, IntentStatus.EXPIRED, note)
+            expired.append(node.id)
+            log.info("intent_expired", tenant=memory.tenant, intent_id=node.id, note=note)
+        return expired
+
+    def _revive(
+        self, memory: TenantMemory, scope: FoldScope, intent_id: str, cluster: Cluster
+    ) -> bool:
+        """An expired intent whose goal has fresh evidence again (dense enough, with goal cues)
+        comes back to pending instead of a second intent for the same goal."""
+        threshold = self.threshold(memory, cluster.category)
+        if cluster.density < threshold or cluster.goal.score < self.config.intents.goal_min_score:
+            return False
+        if len(cluster.event_ids) < MIN_EVIDENCE_EVENTS:
+            return False
+        self.set_status(memory, scope, intent_id, IntentStatus.PENDING, "new evidence")
+        self._reinforce(memory, scope, intent_id, cluster)
+        log.info("intent_revived", tenant=memory.tenant, intent_id=intent_id)
+        return True
 
     def _feedback(self, memory: TenantMemory, node: Node, status: IntentStatus) -> None:
         density = float(node.attrs.get("density", 0.0))
@@ -481,6 +595,13 @@ class IntentEmergence:
         return clamped
 
 
+def _concept_links(graph: MemoryGraph, concept: str) -> Iterator[Edge]:
+    """The concept's edges of the cluster kinds, both directions."""
+    for kind in sorted(CLUSTER_EDGES):
+        yield from graph.out_edges(concept, kind)
+        yield from graph.in_edges(concept, kind)
+
+
 # -------------------------------------------------------------------- views
 def intent_view(memory: TenantMemory, node: Node) -> Intent:
     """The public view of an INTENT node: supporting concepts, evidence, deadline, density."""
@@ -517,11 +638,11 @@ def evidence_event_ids(memory: TenantMemory, holders: list[str]) -> list[str]:
     for holder in holders:
         if holder not in graph:
             continue
-        for src in list(graph.g.pred[holder])[-MAX_EVIDENCE_SCAN:]:
-            event = graph.node(src)
-            if event.kind != NodeKind.EVENT or event.source_event_id is None:
-                continue
-            if any(graph.edge(src, holder, kind) is not None for kind in EVIDENCE_KINDS):
+        for kind in EVIDENCE_KINDS:  # the most recently attached: bounded for hub concepts
+            for src in graph.recent_sources(holder, kind, MAX_EVIDENCE_SCAN):
+                event = graph.node(src)
+                if event.kind != NodeKind.EVENT or event.source_event_id is None:
+                    continue
                 found[event.source_event_id] = event.ts or event.created_at
     latest = sorted(found, key=lambda k: (found[k], k), reverse=True)[:MAX_EVIDENCE_IDS]
     return sorted(latest)

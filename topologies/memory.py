@@ -20,7 +20,8 @@ from topologies.graph import EdgeKey, Journal, MemoryGraph
 from topologies.vector_index import Vector, VectorIndex
 
 EMBEDDED_KINDS = (NodeKind.EVENT, NodeKind.FACT, NodeKind.CONCEPT, NodeKind.INTENT)
-POOL = "POOL"  # index of EVENT nodes not yet grounding any concept (online clustering pool)
+POOL = "POOL"  # index of EVENT nodes not yet grounding any concept (their topic vectors)
+TOPIC = "TOPIC"  # concept centroids in topic space (topologies/topics.py)
 
 
 def stable_id(prefix: str, *parts: str, size: int = 10) -> str:
@@ -68,7 +69,8 @@ class TenantMemory:
         self.dim = dim
         self.graph = MemoryGraph(tenant)
         self.indexes: dict[str, VectorIndex] = {
-            name: VectorIndex(dim, ann) for name in (*(k.value for k in EMBEDDED_KINDS), POOL)
+            name: VectorIndex(dim, ann)
+            for name in (*(k.value for k in EMBEDDED_KINDS), POOL, TOPIC)
         }
         self.meta: dict[str, Any] = {}
         self.event_states: dict[str, str] = {}  # RawEvent id -> "stored" | "folded"

@@ -31,7 +31,7 @@ import structlog
 from schemas.errors import FoldmemError, InvalidEventError, NotFoundError
 from schemas.graph import EdgeKind, Node, NodeKind
 from topologies.embedding import Embedder
-from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id
+from topologies.memory import POOL, TOPIC, ChangeSet, TenantMemory, event_node_id
 
 log = structlog.get_logger(__name__)
 
@@ -406,11 +406,16 @@ def _delete_nodes(
         node = graph.get(node_id)
         if node is None:
             continue
-        for name in (node.kind.value, POOL):
+        for name in (node.kind.value, POOL, TOPIC):
             if name in memory.indexes and node_id in memory.indexes[name]:
                 memory.indexes[name].remove(node_id)
         graph.remove_node(node_id)
         report.deleted.setdefault(node.kind.value, []).append(node_id)
+    for node_id in sorted(affected):
+        # a concept that lost members: its centroid is rebuilt from the members left when it
+        # is next needed (topologies.topics), so it encodes nothing of the deleted events
+        if node_id in memory.index(TOPIC):
+            memory.index(TOPIC).remove(node_id)
     for absorbed, keeper in list(graph.aliases.items()):
         if keeper in doomed or absorbed in doomed:
             graph.remove_alias(absorbed)
@@ -426,9 +431,11 @@ def _redescribe(
     embedder: Embedder | None,
 ) -> None:
     """Nightly-written nodes that lost evidence are re-worded from what is left, so no quote
-    of deleted content survives in them; a core schema left with one member is removed."""
-    from topologies.text import label_from_texts
+    of deleted content survives in them; a core schema left with one member is removed.
+    They are named as the nightly named them (``Namer.label_texts`` / ``title_texts``)."""
+    from topologies.naming import Namer
 
+    namer = Namer(embedder)
     graph = memory.graph
     for node_id in sorted(affected):
         node = graph.get(node_id)
@@ -454,9 +461,10 @@ def _redescribe(
         ]
         if not texts:
             continue
-        title = label_from_texts(texts, max_words=4)
         if node.kind == NodeKind.INTENT:
-            title = f"Prepare: {title}"
+            title = namer.title_texts(texts)
+        else:
+            title = namer.label_texts(texts)
         graph.replace_node(
             node.model_copy(
                 update={

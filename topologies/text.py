@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -398,6 +398,7 @@ class DateMention:
     deadline: bool  # a deadline cue (by, due, until, before, ...) precedes it
     phrase: str
     has_time: bool = False
+    until: datetime | None = None  # end (exclusive) of the period it names: a day, a week, ...
 
 
 _MONTH_RE = "|".join(sorted(MONTHS, key=len, reverse=True))
@@ -419,6 +420,19 @@ _RELATIVE = re.compile(
     r"in (\d{1,2}) (days?|weeks?))\b",
     re.IGNORECASE,
 )
+_PAST_RELATIVE = re.compile(
+    r"\b(yesterday|day before yesterday|(?:last|this|past) (?:week(?:end)?|month|year)(?! of)|"
+    r"(\d{1,2}|a|an|one|two|three|four|five|six) (days?|weeks?|months?|years?) ago)\b",
+    re.IGNORECASE,
+)
+_MONTH_YEAR = re.compile(
+    rf"\b(?:(in|during|since|from|of|until|before|after)\s+)?"
+    rf"(?:(early|mid|late|(?:the )?(?:first|second|third|fourth|last) week of)[\s-]+)?"
+    rf"({_MONTH_RE})\b\.?(?:,?\s+(\d{{4}}))?",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"\b(in|during|since|of|from|until|before|after)\s+((?:19|20)\d{2})\b", re.I)
+_SMALL_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _CLOCK = re.compile(r"^(?:,?\s*(?:at|from|,)?\s*)(\d{1,2})[:.](\d{2})\b(?!\s*/km)")
 _DEADLINE_CUE = re.compile(
     r"\b(by|due|deadline|until|till|before|no later than|latest|expires?)\b"
@@ -473,21 +487,32 @@ def _relative(phrase: str, amount: str | None, unit: str | None, ref: datetime) 
     return day + (timedelta(weeks=n) if (unit or "").startswith("week") else timedelta(days=n))
 
 
-def find_dates(text: str, ref: datetime) -> list[DateMention]:
+def find_dates(text: str, ref: datetime, past: bool = False) -> list[DateMention]:
     """Dates and deadlines in text, resolved relative to ``ref`` (the event time), in order.
 
     Explicit dates ('14 Nov', 'Nov 14', '2026-11-19', 'Thu 19 Nov, 14:00'), weekdays ('by
     Friday': the next such day after ``ref``), 'tomorrow', 'next week', 'in 3 days'.
     Dates far in the past (over 30 days before ``ref``) are ignored.
+
+    ``past=True`` reads text that asks about what happened (a query; ``ref`` is the stream
+    clock): a date without a year, or a weekday, is the latest one up to ``ref``; it also reads
+    'yesterday', 'last week', 'this month', '3 days ago', 'May 2023', 'in May', 'in 2022',
+    and each mention carries the period it names (``until``); no window is applied.
     """
-    spans: list[tuple[int, int, datetime, bool]] = []
+    spans: list[tuple[int, int, datetime, bool, datetime | None]] = []
 
     def taken(start: int, end: int) -> bool:
-        return any(start < e and s < end for s, e, _, _ in spans)
+        return any(start < e and s < end for s, e, _, _, _ in spans)
 
-    def add(start: int, end: int, when: datetime | None, has_time: bool = False) -> None:
+    def add(
+        start: int,
+        end: int,
+        when: datetime | None,
+        has_time: bool = False,
+        until: datetime | None = None,
+    ) -> None:
         if when is not None and not taken(start, end):
-            spans.append((start, end, when, has_time))
+            spans.append((start, end, when, has_time, until))
 
     for m in _ISO.finditer(text):
         try:
@@ -496,36 +521,163 @@ def find_dates(text: str, ref: datetime) -> list[DateMention]:
                                microsecond=0)  # fmt: skip
         except ValueError:
             continue
-        add(m.start(), m.end(), when, m.group(4) is not None)
+        add(m.start(), m.end(), when, m.group(4) is not None, _next_day(when, past))
+    resolve = _resolve_past if past else _resolve_year
     for m in _DAY_FIRST.finditer(text):
         year = int(m.group(3)) if m.group(3) else None
-        day = _resolve_year(MONTHS[m.group(2).lower()], int(m.group(1)), year, ref)
+        day = resolve(MONTHS[m.group(2).lower()], int(m.group(1)), year, ref)
         if day is not None:
-            add(m.start(), m.end(), *_with_clock(text, m.end(), day))
+            add(m.start(), m.end(), *_with_clock(text, m.end(), day), _next_day(day, past))
     for m in _MONTH_FIRST.finditer(text):
         year = int(m.group(3)) if m.group(3) else None
-        day = _resolve_year(MONTHS[m.group(1).lower()], int(m.group(2)), year, ref)
+        day = resolve(MONTHS[m.group(1).lower()], int(m.group(2)), year, ref)
         if day is not None:
+            add(m.start(), m.end(), *_with_clock(text, m.end(), day), _next_day(day, past))
+    if past:
+        _find_past(text, ref, add)
+    else:
+        for m in _RELATIVE.finditer(text):
+            day = _relative(m.group(1), m.group(2), m.group(3), ref)
             add(m.start(), m.end(), *_with_clock(text, m.end(), day))
-    for m in _RELATIVE.finditer(text):
-        day = _relative(m.group(1), m.group(2), m.group(3), ref)
-        add(m.start(), m.end(), *_with_clock(text, m.end(), day))
     for m in _WEEKDAY.finditer(text):
         word = m.group(2)
         if len(word) <= 4 and not word[0].isupper():
             continue  # "sun", "sat", "wed" as plain words
+        if past:  # the latest such day before ref
+            back = (ref.weekday() - WEEKDAYS[word.lower()]) % 7 or 7
+            day = _midnight(ref) - timedelta(days=back)
+            add(m.start(2), m.end(), day, False, day + timedelta(days=1))
+            continue
         ahead = (WEEKDAYS[word.lower()] - ref.weekday()) % 7 or 7  # the next such day
         day = _midnight(ref) + timedelta(days=ahead)
         add(m.start(2), m.end(), *_with_clock(text, m.end(), day))
     spans.sort(key=lambda s: s[0])
     found: list[DateMention] = []
     seen: set[datetime] = set()
-    for start, end, when, has_time in spans:
-        if when < ref - timedelta(days=30) or when > ref + timedelta(days=730) or when in seen:
+    for start, end, when, has_time, until in spans:
+        if not past and (when < ref - timedelta(days=30) or when > ref + timedelta(days=730)):
+            continue
+        if when in seen:
             continue
         seen.add(when)
         deadline = _DEADLINE_CUE.search(text[max(0, start - 40) : start]) is not None
-        found.append(DateMention(when, deadline, text[start:end].strip(), has_time))
+        found.append(DateMention(when, deadline, text[start:end].strip(), has_time, until))
         if len(found) >= MAX_DATES:
             break
     return found
+
+
+def _next_day(day: datetime, past: bool) -> datetime | None:
+    return _midnight(day) + timedelta(days=1) if past else None
+
+
+def _resolve_past(month: int, day: int, year: int | None, ref: datetime) -> datetime | None:
+    """Date without a year, asked about: the latest one up to ``ref``."""
+    try:
+        candidate = ref.replace(year=year or ref.year, month=month, day=day, hour=0, minute=0,
+                                second=0, microsecond=0)  # fmt: skip
+    except ValueError:
+        return None
+    if year is None and candidate > ref:
+        try:
+            candidate = candidate.replace(year=candidate.year - 1)
+        except ValueError:
+            return None
+    return candidate
+
+
+Add = Callable[[int, int, datetime | None, bool, datetime | None], None]
+
+
+def _find_past(text: str, ref: datetime, add: Add) -> None:
+    """Periods that only questions about the past name: 'yesterday', 'last week', '3 days
+    ago', 'May 2023', 'in May', 'in 2022'. Each is added with the period's end."""
+    today = _midnight(ref)
+    for m in _PAST_RELATIVE.finditer(text):
+        start, until = _past_period(m.group(1).lower(), m.group(2), m.group(3), today)
+        add(m.start(), m.end(), start, False, until)
+    for m in _MONTH_YEAR.finditer(text):
+        word, year = m.group(3), m.group(4)
+        if year is None and (m.group(1) is None or not word[0].isupper()):
+            continue  # "may" as a verb; a month alone needs "in May", "during June"
+        month = MONTHS[word.lower()]
+        first = today.replace(year=int(year) if year else today.year, month=month, day=1)
+        if year is None and first > today:
+            first = first.replace(year=first.year - 1)
+        end = first + relativedelta(months=1)
+        first, end = _part_of_month((m.group(2) or "").lower(), first, end)
+        add(m.start(3) if m.group(2) is None else m.start(2), m.end(), first, False, end)
+    for m in _YEAR.finditer(text):
+        first = today.replace(year=int(m.group(2)), month=1, day=1)
+        add(m.start(2), m.end(), first, False, first.replace(year=first.year + 1))
+
+
+_WEEK_ORDINALS = ("first", "second", "third", "fourth")
+
+
+def _part_of_month(part: str, first: datetime, end: datetime) -> tuple[datetime, datetime]:
+    """'early' / 'mid' / 'late' or 'the first ... last week of' narrow a month [first, end)."""
+    word = part.removeprefix("the ").split(" ")[0] if part else ""
+    if word in _WEEK_ORDINALS:
+        start = first + timedelta(days=7 * _WEEK_ORDINALS.index(word))
+        return start, start + timedelta(days=7)
+    if word == "last":
+        return end - timedelta(days=7), end
+    if word == "early":
+        return first, first + timedelta(days=10)
+    if word == "mid":
+        return first + timedelta(days=10), first + timedelta(days=20)
+    if word == "late":
+        return first + timedelta(days=20), end
+    return first, end
+
+
+def _past_period(
+    phrase: str, amount: str | None, unit: str | None, today: datetime
+) -> tuple[datetime, datetime]:
+    if phrase == "yesterday":
+        return today - timedelta(days=1), today
+    if phrase == "day before yesterday":
+        return today - timedelta(days=2), today - timedelta(days=1)
+    if amount is not None and unit is not None:
+        n = int(amount) if amount.isdigit() else _SMALL_NUMBERS[amount.lower()]
+        kind = unit[0].lower()
+        day = (
+            today
+            - {
+                "d": relativedelta(days=n),
+                "w": relativedelta(weeks=n),
+                "m": relativedelta(months=n),
+                "y": relativedelta(years=n),
+            }[kind]
+        )
+        if kind == "d":
+            return day, day + timedelta(days=1)
+        width = timedelta(days={"w": 7, "m": 31, "y": 366}[kind])
+        return day - width / 2, day + width / 2
+    which, _, unit_word = phrase.partition(" ")
+    monday = today - timedelta(days=today.weekday())
+    if unit_word == "weekend":
+        saturday = monday - timedelta(days=2)
+        if which == "this" and today.weekday() >= 5:
+            saturday = monday + timedelta(days=5)
+        return saturday, saturday + timedelta(days=2)
+    if unit_word == "week":
+        if which == "this":
+            return monday, today + timedelta(days=1)
+        if which == "past":
+            return today - timedelta(days=7), today + timedelta(days=1)
+        return monday - timedelta(days=7), monday
+    if unit_word == "month":
+        first = today.replace(day=1)
+        if which == "this":
+            return first, today + timedelta(days=1)
+        if which == "past":
+            return today - relativedelta(months=1), today + timedelta(days=1)
+        return first - relativedelta(months=1), first
+    first = today.replace(month=1, day=1)
+    if which == "this":
+        return first, today + timedelta(days=1)
+    if which == "past":
+        return today - relativedelta(years=1), today + timedelta(days=1)
+    return first.replace(year=first.year - 1), first

@@ -1,6 +1,6 @@
 """Issue 12 item 6: a model that obeys text inside an event must not steer the graph.
 
-The sample stream is folded by the heuristic planner (15 intents, 38 concepts with the hashing
+The sample stream is folded by the heuristic planner (one intent per goal theme with the hashing
 embedder); then one injected event is folded by the LLM planner talking to a fake model that
 obeys it. Whatever the model answers, the graph must end as if the model had said nothing
 useful: the same graph as the heuristic planner alone makes of that event.
@@ -91,7 +91,7 @@ async def test_an_obeyed_injection_changes_nothing_the_heuristic_would_not(
 ) -> None:
     attacked = await folded_sample(sample_events, embedder)
     baseline = await folded_sample(sample_events, embedder)
-    assert sum(1 for _ in attacked.graph.nodes(NodeKind.INTENT)) == 15
+    assert sum(1 for _ in attacked.graph.nodes(NodeKind.INTENT)) >= 5  # intents to attack
     if attack == "foreign":
         attack = "foreign " + " ".join(far_facts(attacked))
     event = injected(sample_events, attack)

@@ -55,6 +55,8 @@ def test_engine_config_overrides() -> None:
     config = load_settings(
         merge_similarity=0.9,
         intent_threshold=4.5,
+        intent_stale_days=10,
+        intent_deadline_grace_days=2,
         context_knn=3,
         pool_size=77,
         ann_min_vectors=5000,
@@ -62,6 +64,7 @@ def test_engine_config_overrides() -> None:
     ).engine_config()
     assert config.consolidation.merge_similarity == 0.9
     assert config.intents.initial_threshold == 4.5
+    assert (config.intents.stale_after_days, config.intents.deadline_grace_days) == (10, 2)
     assert config.context.knn == 3
     assert config.pool_size == 77
     assert (config.ann.min_vectors, config.ann.nprobe) == (5000, 32)

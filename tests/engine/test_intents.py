@@ -33,7 +33,8 @@ SCRIPT = {
 
 
 def stream(make_event: MakeEvent) -> list[RawEvent]:
-    """Two weeks of a user planning a trip, with a dentist thread as noise."""
+    """Two weeks of a user planning a trip, with a dentist thread as noise. The trip is a goal:
+    a booking with a date ahead, and a commitment two days later."""
     return [
         make_event("Flights booked: Lisbon, 18 Dec", id="flights", hours=0),
         make_event("Dentist: cleaning on Monday", id="dentist", hours=10),

@@ -157,3 +157,39 @@ def test_vector_index_search_can_exclude_ids() -> None:
     index.upsert("self", [1, 0])
     index.upsert("other", [0.9, 0.1])
     assert [n for n, _ in index.search([1, 0], 1, exclude={"self"})] == ["other"]
+
+
+def test_the_newest_edges_of_a_node_are_the_same_after_a_reload_in_any_order() -> None:
+    """Bounded reads take a hub's newest edges: a store loading edges in its own order, a merge
+    moving old edges or a rollback re-adding one must not change which those are."""
+    from topologies.graph import MemoryGraph
+
+    live = MemoryGraph("alice")
+    live.begin()
+    live.add_node(node("hub"))
+    stamps = [NOW + timedelta(hours=h) for h in (3, 1, 2, 2, 5, 4)]  # out of order, one tie
+    for i, stamp in enumerate(stamps):
+        live.add_node(node(f"e{i}", NodeKind.EVENT))
+        live.put_edge(
+            Edge(
+                src=f"e{i}",
+                dst="hub",
+                kind=EdgeKind.REINFORCES,
+                w0=0.8,
+                t_last=stamp,
+                created_at=stamp,
+            )
+        )
+    live.commit()
+    expected = ["e4", "e5", "e0", "e3", "e2", "e1"]  # newest first, the tie by id (e3 > e2)
+    assert live.recent_sources("hub", EdgeKind.REINFORCES, 6) == expected
+
+    loaded = MemoryGraph("alice")
+    loaded.load(list(live.nodes()), list(reversed(list(live.edges()))), {})
+    assert loaded.recent_sources("hub", EdgeKind.REINFORCES, 6) == expected
+
+    live.begin()
+    removed = live.remove_edge("e0", "hub", EdgeKind.REINFORCES)
+    assert removed is not None
+    live.rollback()  # re-added at its place by creation time, not at the end
+    assert live.recent_sources("hub", EdgeKind.REINFORCES, 3) == expected[:3]

@@ -113,3 +113,35 @@ def test_causal_cues() -> None:
     assert has_causal_cue("After the rc1 deploy failed we rolled back")
     assert has_causal_cue("Delayed due to the feed outage")
     assert not has_causal_cue("Demo on Wednesday with Havelstrom")
+
+
+def _periods(text: str) -> list[tuple[str, str, str]]:
+    return [
+        (m.phrase, m.when.date().isoformat(), m.until.date().isoformat() if m.until else "")
+        for m in find_dates(text, MONDAY, past=True)
+    ]
+
+
+def test_questions_about_the_past_name_periods() -> None:
+    assert _periods("what did I do last week?") == [("last week", "2026-10-26", "2026-11-02")]
+    assert _periods("who called yesterday") == [("yesterday", "2026-11-01", "2026-11-02")]
+    assert _periods("the parcel 3 days ago") == [("3 days ago", "2026-10-30", "2026-10-31")]
+    assert _periods("plans this month") == [("this month", "2026-11-01", "2026-11-03")]
+    assert _periods("Where did Joanna travel in July 2022?") == [
+        ("July 2022", "2022-07-01", "2022-08-01")
+    ]
+    assert _periods("in the last week of August 2023") == [
+        ("the last week of August 2023", "2023-08-25", "2023-09-01")
+    ]
+    assert _periods("what happened in 2022") == [("2022", "2022-01-01", "2023-01-01")]
+
+
+def test_past_dates_resolve_backwards_and_keep_their_day() -> None:
+    # a date without a year is the latest one up to now; a weekday the one before today
+    assert _periods("the dinner on 14 Dec") == [("14 Dec", "2025-12-14", "2025-12-15")]
+    assert _periods("the call on Friday") == [("Friday", "2026-10-30", "2026-10-31")]
+    assert _periods("on 1 February, 2023") == [("1 February, 2023", "2023-02-01", "2023-02-02")]
+    # a month alone needs a preposition: "may" is a verb too
+    assert _periods("May I ask what we did in June?") == [("June", "2026-06-01", "2026-07-01")]
+    # the future-facing reading of the same text is unchanged
+    assert find_dates("the call on Friday", MONDAY)[0].when.date().isoformat() == "2026-11-06"

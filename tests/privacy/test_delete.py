@@ -178,3 +178,52 @@ async def test_delete_takes_every_revision_of_an_edited_event(embedder: HashingE
     assert "lapsang" not in _dump(memory) and "jasmine" not in _dump(memory)
     with pytest.raises(ForgottenEventError):
         await eng.fold(memory, edited)
+
+
+async def test_a_deleted_member_leaves_no_trace_in_its_concepts_centroid(
+    embedder: HashingEmbedder,
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from schemas.events import RawEvent
+    from schemas.plans import AddEdge, AddNode, UpdatePlan
+    from topologies import topics
+    from topologies.memory import TOPIC
+    from topologies.scope import FoldScope
+
+    eng = engine(embedder)
+    memory = eng.new_memory("alice")
+    t0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+    texts = ["Bathroom ceiling leak", "Ceiling leak is worse", "Plumber for the ceiling leak"]
+    events = [
+        RawEvent(id=f"e{i}", tenant="alice", source="note", ts=t0 + timedelta(hours=i), title=t)
+        for i, t in enumerate(texts)
+    ]
+    for event in events:
+        eng.ingest(memory, event)
+    ids = [event_node_id("alice", e.id) for e in events]
+    scope = FoldScope("alice", "e2", ids[2], events[2].ts)
+    memory.begin()
+    eng.executor.apply(
+        memory,
+        UpdatePlan(
+            ops=[
+                AddNode(ref="c", kind=NodeKind.CONCEPT, title="Ceiling leak"),
+                *(AddEdge(src=i, dst="c", kind=EdgeKind.GROUNDS) for i in ids),
+            ]
+        ),
+        scope,
+    )
+    memory.commit()
+    concept = scope.ref_ids["c"]
+    assert concept in memory.index(TOPIC)
+    report = delete_event(memory, "e1", embedder=embedder)
+    assert concept not in memory.index(TOPIC)  # dropped, rebuilt from the members left
+    assert report.changes is not None and report.changes.vectors[(TOPIC, concept)] is None
+    rebuilt = topics.centroid(memory, concept, eng.config.topics)
+    left = [topics.event_topic(memory, i, eng.config.topics) for i in (ids[0], ids[2])]
+    assert rebuilt is not None and all(v is not None for v in left)
+    expected = sum(left) / 2  # type: ignore[arg-type]
+    assert float(rebuilt @ (expected / (expected @ expected) ** 0.5)) == pytest.approx(
+        1.0, abs=1e-5
+    )

@@ -6,8 +6,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from schemas.graph import EDGE_PRIOR_WEIGHT, Edge, EdgeKind, Node, NodeKind
+from schemas.query import QueryRequest, QueryResponse
 from topologies.embedding import Embedder
 from topologies.memory import ChangeSet, TenantMemory, event_node_id
+from topologies.read import ReadConfig, Reader
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 TENANT = "alice"
@@ -96,3 +98,22 @@ class Builder:
             vec = self.embedder.embed([node.embed_text])[0]
             self.memory.index(node.kind).upsert(node.id, vec)
         self.changes.append(self.memory.commit())
+
+
+def eid(b: Builder, event_id: str) -> str:
+    """The EVENT node id of a RawEvent id."""
+    return event_node_id(b.memory.tenant, event_id)
+
+
+def ask(b: Builder, text: str, config: ReadConfig | None = None, **kw: Any) -> QueryResponse:
+    """One query with a fresh Reader."""
+    return Reader(b.embedder, config).query(b.memory, QueryRequest(text=text, **kw))
+
+
+def set_participants(b: Builder, who: dict[str, list[str]]) -> None:
+    """Give events their participants (the Builder makes events without)."""
+    b.memory.begin()
+    for event_id, people in who.items():
+        node = b.memory.graph.node(eid(b, event_id))
+        b.memory.graph.replace_node(node.model_copy(update={"participants": people}))
+    b.changes.append(b.memory.commit())

@@ -62,7 +62,7 @@ def test_hybrid_fuses_both(world: Builder) -> None:
     res = _ask(
         world,
         "molar tooth twinge",
-        ReadConfig(bm25_weight=1.0, dense_weight=1.0),
+        ReadConfig(bm25_weight=1.0, dense_weight=1.0, feedback_weight=0.0),
         expand=False,
         surface=False,
         k=3,
@@ -137,6 +137,10 @@ def test_event_ids_cite_grounding_events(world: Builder) -> None:
     assert set(by_id["i_book"].event_ids) <= {"mail-1", "note-1", "cal-2"}
     bounded = _ask(world, "twinge", k=10, max_event_ids=1)
     assert all(len(i.event_ids) <= 1 for i in bounded.items)
+    # a concept cites at most surfaced_cites events, its most relevant: a summary does not
+    # spend the client's budget of cited events on members that do not answer the query
+    one = _ask(world, "twinge", ReadConfig(surfaced_cites=1), k=10, kinds=[NodeKind.CONCEPT])
+    assert one.items[0].event_ids == ["note-1"]
 
 
 def test_time_filters_on_event_time(world: Builder) -> None:

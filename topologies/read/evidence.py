@@ -39,6 +39,32 @@ def supported(graph: MemoryGraph, node_id: str) -> Iterator[str]:
             yield edge.src
 
 
+def _evidence(graph: MemoryGraph, start: str, depth: int, budget: int) -> list[tuple[str, str]]:
+    """(evidence node id, RawEvent id) reached from ``start`` through evidence edges, breadth
+    first, strongest edges first, at most ``budget``."""
+    found: list[tuple[str, str]] = []
+    seen = {start}
+    queue: deque[tuple[str, int]] = deque([(start, 0)])
+    while queue and len(found) < budget:
+        current, level = queue.popleft()
+        if level >= depth:
+            continue
+        for other, _ in supporters(graph, current):
+            if other in seen:
+                continue
+            seen.add(other)
+            evidence = graph.get(other)
+            if evidence is None:
+                continue
+            if evidence.source_event_id:
+                found.append((other, evidence.source_event_id))
+                if len(found) >= budget:
+                    break
+            if evidence.kind != NodeKind.EVENT:
+                queue.append((other, level + 1))
+    return found
+
+
 def event_ids(
     graph: MemoryGraph,
     node: Node,
@@ -59,26 +85,7 @@ def event_ids(
         if node.kind == NodeKind.EVENT:
             return own
     budget = limit if not prefer else 4 * limit
-    found: list[tuple[str, str]] = []  # (node id, RawEvent id)
-    seen = {node.id}
-    queue: deque[tuple[str, int]] = deque([(node.id, 0)])
-    while queue and len(found) < budget:
-        current, level = queue.popleft()
-        if level >= depth:
-            continue
-        for other, _ in supporters(graph, current):
-            if other in seen:
-                continue
-            seen.add(other)
-            evidence = graph.get(other)
-            if evidence is None:
-                continue
-            if evidence.source_event_id:
-                found.append((other, evidence.source_event_id))
-                if len(found) >= budget:
-                    break
-            if evidence.kind != NodeKind.EVENT:
-                queue.append((other, level + 1))
+    found = _evidence(graph, node.id, depth, budget)
     if prefer:
         order = {nid: i for i, (nid, _) in enumerate(found)}
         found.sort(key=lambda item: (-prefer.get(item[0], 0.0), order[item[0]]))
@@ -87,3 +94,31 @@ def event_ids(
         if raw_id not in out:
             out.append(raw_id)
     return out[:limit]
+
+
+def citations(
+    graph: MemoryGraph,
+    node: Node,
+    limit: int,
+    depth: int,
+    score_of: Mapping[str, float],
+    surfaced_limit: int,
+) -> list[str]:
+    """What one query item cites: an EVENT its own id, a FACT its source event first; a
+    CONCEPT or INTENT the evidence this query found relevant (a query score), best first, at
+    most ``surfaced_limit`` (its strongest evidence when none matched), so a summary does not
+    spend the client's budget of cited events on members that do not answer the query."""
+    if node.kind not in SURFACED_KINDS:
+        return event_ids(graph, node, limit, depth, prefer=score_of)
+    reached = _evidence(graph, node.id, depth, 4 * max(limit, surfaced_limit))
+    scored = [(nid, raw) for nid, raw in reached if score_of.get(nid, 0.0) > 0.0]
+    if scored:
+        order = {nid: i for i, (nid, _) in enumerate(scored)}
+        scored.sort(key=lambda item: (-score_of[item[0]], order[item[0]]))
+    else:
+        scored = reached[:1]
+    out: list[str] = []
+    for _, raw_id in scored:
+        if raw_id not in out:
+            out.append(raw_id)
+    return out[: min(limit, surfaced_limit)]

@@ -124,7 +124,7 @@ def _pagerank(
     hood: _Neighbourhood, seeds: dict[str, float], alpha: float, iterations: int = 30
 ) -> dict[str, float]:
     """Personalized PageRank by power iteration on the subgraph's symmetric weight matrix."""
-    order = list(hood.nodes)
+    order = sorted(hood.nodes)  # a fixed order: the same sums, the same ranks every run
     at = {n: i for i, n in enumerate(order)}
     rows: list[int] = []
     cols: list[int] = []

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 import structlog
 
@@ -174,7 +175,8 @@ class LexicalIndex:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute(
             "CREATE VIRTUAL TABLE docs USING fts5("
-            "body, kind UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')"
+            "body, kind UNINDEXED, ts UNINDEXED, "
+            "tokenize = 'porter unicode61 remove_diacritics 2')"
         )
         self._rowid: dict[str, int] = {}
         self._text: dict[str, str] = {}
@@ -197,10 +199,13 @@ class LexicalIndex:
             self._text.clear()
             self._node_at.clear()
             rows = []
-            for kind in INDEXED_KINDS:
-                for node in memory.graph.nodes(kind):
-                    rows.append(self._stage(node))
-            self._db.executemany("INSERT INTO docs(rowid, body, kind) VALUES (?, ?, ?)", rows)
+            # in id order: equal BM25 scores then rank the same in every process
+            nodes = (n for kind in INDEXED_KINDS for n in memory.graph.nodes(kind))
+            for node in sorted(nodes, key=lambda n: n.id):
+                rows.append(self._stage(node))
+            self._db.executemany(
+                "INSERT INTO docs(rowid, body, kind, ts) VALUES (?, ?, ?, ?)", rows
+            )
         log.debug("lexical_built", tenant=self.tenant, docs=len(self._rowid))
 
     def apply(self, changes: ChangeSet) -> int:
@@ -224,7 +229,7 @@ class LexicalIndex:
             fresh = present - set(self._rowid)
             for node_id in stale:
                 self._delete(node_id)
-            for node_id in fresh:
+            for node_id in sorted(fresh):
                 self._upsert(memory.graph.node(node_id))
         return len(stale) + len(fresh)
 
@@ -234,23 +239,22 @@ class LexicalIndex:
                 if node.kind in INDEXED_KINDS:
                     self._upsert(node)
 
-    def _stage(self, node: Node) -> tuple[int, str, str]:
+    def _stage(self, node: Node) -> tuple[int, str, str, float | None]:
         rowid = self._next
         self._next += 1
         text = node.embed_text
         self._rowid[node.id] = rowid
         self._node_at[rowid] = node.id
         self._text[node.id] = text
-        return rowid, text, node.kind.value
+        return rowid, text, node.kind.value, node.ts.timestamp() if node.ts else None
 
     def _upsert(self, node: Node) -> int:
         text = node.embed_text
         if self._text.get(node.id) == text:
             return 0
         self._delete(node.id)
-        rowid, body, kind = self._stage(node)
         self._db.execute(
-            "INSERT INTO docs(rowid, body, kind) VALUES (?, ?, ?)", (rowid, body, kind)
+            "INSERT INTO docs(rowid, body, kind, ts) VALUES (?, ?, ?, ?)", self._stage(node)
         )
         return 1
 
@@ -265,9 +269,14 @@ class LexicalIndex:
 
     # ---------------------------------------------------------------- reading
     def search(
-        self, text: str, k: int, kinds: Iterable[NodeKind] | None = None
+        self,
+        text: str,
+        k: int,
+        kinds: Iterable[NodeKind] | None = None,
+        spans: Sequence[tuple[datetime, datetime]] = (),
     ) -> list[tuple[str, float]]:
-        """The k best node ids with their BM25 score (higher is better), best first."""
+        """The k best node ids with their BM25 score (higher is better), best first; with
+        ``spans``, only nodes whose time is in one of the [start, end) intervals."""
         words = terms(text)
         if not words or k <= 0 or not self._rowid:
             return []
@@ -278,6 +287,10 @@ class LexicalIndex:
         if wanted is not None and len(wanted) < len(INDEXED_KINDS):
             sql += f" AND kind IN ({', '.join('?' for _ in wanted)})"
             params.extend(wanted)
+        if spans:
+            sql += " AND (" + " OR ".join("(ts >= ? AND ts < ?)" for _ in spans) + ")"
+            for start, end in spans:
+                params += [start.timestamp(), end.timestamp()]
         sql += " ORDER BY rank LIMIT ?"
         params.append(k)
         with self._lock:

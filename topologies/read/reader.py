@@ -1,10 +1,13 @@
 """The read path's entry points: :meth:`Reader.query` (never writes) and :meth:`Reader.recall`
 (a write: it records the recall in a transaction and returns the ChangeSet to persist).
 
-Pipeline of a query: BM25 (FTS5) and dense kNN (FAISS, every embedded kind) -> reciprocal rank
-fusion -> graph expansion (BFS with per-hop decay + personalized PageRank, bounded) ->
-surfacing of concepts / intents whose evidence matched -> filters (kinds, time) -> supersedes
-chains and event citations. No LLM is involved at any step.
+Pipeline of a query (docs/read_path.md): retrieval (BM25 without the names found everywhere,
+dense kNN, a sub-query over the periods the query names, pseudo-relevance feedback) ->
+reciprocal rank fusion -> the second hop (events sharing a rare name with the query or the
+first hits) -> graph expansion (BFS with per-hop decay + personalized PageRank over all those
+seeds, bounded) -> surfacing of concepts / intents whose evidence matched -> scoring, anchored
+on the query's names and periods -> filters (kinds, time) -> k items that each bring evidence
+the others do not (an event and its facts collapse, whole chains, MMR). No LLM at any step.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import numpy as np
@@ -30,15 +33,25 @@ from schemas.query import (
     RecallResponse,
 )
 from topologies.embedding import Embedder
-from topologies.memory import EMBEDDED_KINDS, ChangeSet, TenantMemory
+from topologies.entities import ensure_entity_index
+from topologies.memory import ChangeSet, TenantMemory
 from topologies.read.chains import chain_for_hit
 from topologies.read.config import ReadConfig
-from topologies.read.evidence import SURFACED_KINDS, event_ids, supported
+from topologies.read.entities import Anchors, EntityCache, entity_hops, names_in
+from topologies.read.evidence import SURFACED_KINDS, citations, event_ids, supported
 from topologies.read.expansion import Expansion, expand
 from topologies.read.filters import kinds_filter, time_filter
-from topologies.read.fusion import rrf
 from topologies.read.lexical import INDEXED_KINDS, LexicalIndex
 from topologies.read.recall_model import RECALL_ATTR, RecallState, days_between, recall_probability
+from topologies.read.retrieve import (
+    ANCHORED_KINDS,
+    Retrieval,
+    common_names,
+    dense_search,
+    retrieve,
+)
+from topologies.read.select import Candidate, Group, choose, collapse
+from topologies.read.temporal import periods, windows, within
 from topologies.read.timeline import Timeline
 from topologies.vector_index import Vector
 
@@ -51,7 +64,51 @@ CLOCK_KEY = "clock"  # the engine's stream clock (topologies.engine.CLOCK_KEY)
 class _TenantState:
     lexical: LexicalIndex
     timeline: Timeline
+    entities: EntityCache = field(default_factory=EntityCache)
     memory_id: int = 0
+
+
+def _always(node: Node) -> bool:
+    return True
+
+
+@dataclass
+class _Signals:
+    """What ranked the candidates of one query, node by node."""
+
+    found: Retrieval
+    in_time: Callable[[Node], bool]  # the request's time filter
+    base: dict[str, float] = field(default_factory=dict)  # direct hits, by fused rank
+    hopped: dict[str, tuple[float, str]] = field(default_factory=dict)  # (strength, name)
+    expansion: Expansion = field(default_factory=Expansion)
+    surfaced: dict[str, list[float]] = field(default_factory=dict)
+    surface: dict[str, float] = field(default_factory=dict)
+    anchors: dict[str, list[str]] = field(default_factory=dict)
+    in_period: set[str] = field(default_factory=set)
+    score: dict[str, float] = field(default_factory=dict)
+
+    def explain(self, node_id: str, collapsed: list[str]) -> Explanation:
+        found, expansion = self.found, self.expansion
+        bm25 = found.lexical_rank.get(node_id)
+        dense = found.dense_rank.get(node_id)
+        hop = self.hopped.get(node_id)
+        return Explanation(
+            bm25_rank=bm25[0] if bm25 else None,
+            bm25_score=_round(bm25[1]) if bm25 else None,
+            dense_rank=dense[0] if dense else None,
+            dense_cosine=_round(dense[1]) if dense else None,
+            rrf=round(found.fused.get(node_id, 0.0), 6),
+            expansion=round(expansion.received.get(node_id, 0.0), 6),
+            hops=0 if node_id in self.base else expansion.hops.get(node_id),
+            via=expansion.via.get(node_id),
+            pagerank=round(expansion.pagerank.get(node_id, 0.0), 6),
+            surfaced_by=len(self.surfaced.get(node_id, ())),
+            surface=round(self.surface.get(node_id, 0.0), 6),
+            anchors=self.anchors.get(node_id, []),
+            shared_name=hop[1] if hop else None,
+            in_period=node_id in self.in_period,
+            collapsed=collapsed,
+        )
 
 
 def stream_now(memory: TenantMemory) -> datetime:
@@ -78,6 +135,7 @@ class Reader:
             state = _TenantState(LexicalIndex(memory.tenant), Timeline())
             self._states[memory.tenant] = state
         state.memory_id = id(memory)
+        state.entities.clear()
         state.lexical.build(memory)
         state.timeline.build(memory)
 
@@ -88,6 +146,7 @@ class Reader:
             return  # built lazily on first query
         state.lexical.apply(changes)
         state.timeline.apply(changes)
+        state.entities.forget(changes.nodes)
 
     def forget(self, tenant: str) -> None:
         state = self._states.pop(tenant, None)
@@ -113,154 +172,199 @@ class Reader:
     # ------------------------------------------------------------------ query
     def query(self, memory: TenantMemory, request: QueryRequest) -> QueryResponse:
         started = time.perf_counter()
-        cfg = self.config
-        graph = memory.graph
         state = self._state(memory)
         now = stream_now(memory)
+        signals = self._signals(memory, state, request, now)
         kinds = kinds_filter(request.kinds)
-        in_time = time_filter(request.as_of, request.between)
-        filtered = request.as_of is not None or request.between is not None
-
-        raw = graph.g._node  # node id -> {"n": Node}; the hot loops skip alias resolution
-
-        def time_ok(node_id: str) -> bool:
-            data = raw.get(node_id)
-            return data is not None and in_time(data["n"])
-
-        # 1. retrieval
-        lexical: list[tuple[str, float]] = []
-        dense: list[tuple[str, float]] = []
-        qvec: Vector | None = None
-        if request.mode in ("hybrid", "bm25"):
-            lexical = _fetch(
-                lambda n: state.lexical.search(request.text, n),
-                time_ok,
-                cfg.candidates,
-                len(state.lexical),
-                filtered,
-            )
-        if request.mode in ("hybrid", "dense"):
-            qvec = self.embedder.embed([request.text])[0]
-            vec = qvec
-            total = sum(len(memory.index(kind)) for kind in EMBEDDED_KINDS)
-            dense = _fetch(
-                lambda n: _dense(memory, vec, n), time_ok, cfg.candidates, total, filtered
-            )
-            dense = [(n, c) for n, c in dense if c >= cfg.dense_min_cosine]
-        weights = {"bm25": cfg.bm25_weight, "dense": cfg.dense_weight}
-        fused = rrf({"bm25": lexical, "dense": dense}, weights, cfg.rrf_k)
-        # strength of a direct hit from its fused rank: RRF scores are too flat to propagate
-        ordered = sorted(fused, key=lambda n: (-fused[n], n))
-        base = {n: 1.0 / (1.0 + i * cfg.rank_decay) for i, n in enumerate(ordered)}
-
-        # 2. expansion and surfacing
-        seeds = {n: base[n] for n in ordered[: cfg.seeds]}
-        expansion = Expansion()
-        if request.expand and seeds:
-            expansion = expand(
-                graph, state.timeline, seeds, cfg, now, time_ok if filtered else None
-            )
-        surfaced: dict[str, list[float]] = {}
-        if request.surface:
-            for seed, value in seeds.items():
-                for target in supported(graph, seed):
-                    target_node = graph.get(target)
-                    if target_node is not None and target_node.kind in SURFACED_KINDS:
-                        surfaced.setdefault(target, []).append(value)
-
-        # 3. scoring
-        candidates = set(base) | set(expansion.received) | set(surfaced)
-        scored: list[tuple[float, str, float]] = []
-        for node_id in candidates:
-            data = raw.get(node_id)
-            if data is None:
-                continue
-            node = data["n"]
-            if node.kind not in kinds or (filtered and not in_time(node)):
-                continue
-            support = surfaced.get(node_id)
-            surface = cfg.surface_weight * sum(support) / (1.0 + sum(support)) if support else 0.0
-            score = (
-                base.get(node_id, 0.0)
-                + cfg.expansion_weight * expansion.received.get(node_id, 0.0)
-                + cfg.pagerank_weight * expansion.pagerank.get(node_id, 0.0)
-                + surface
-            )
-            scored.append((score, node_id, surface))
-        scored.sort(key=lambda item: (-item[0], item[1]))
-        score_of = {node_id: score for score, node_id, _ in scored}
-        bm25_rank = {n: i + 1 for i, (n, _) in enumerate(lexical)}
-        bm25_score = dict(lexical)
-        dense_rank = {n: i + 1 for i, (n, _) in enumerate(dense)}
-        dense_cos = dict(dense)
-
-        def explain(node_id: str, surface: float) -> Explanation:
-            return Explanation(
-                bm25_rank=bm25_rank.get(node_id),
-                bm25_score=_round(bm25_score.get(node_id)),
-                dense_rank=dense_rank.get(node_id),
-                dense_cosine=_round(dense_cos.get(node_id)),
-                rrf=round(fused.get(node_id, 0.0), 6),
-                expansion=round(expansion.received.get(node_id, 0.0), 6),
-                hops=0 if node_id in base else expansion.hops.get(node_id),
-                via=expansion.via.get(node_id),
-                pagerank=round(expansion.pagerank.get(node_id, 0.0), 6),
-                surfaced_by=len(surfaced.get(node_id, ())),
-                surface=round(surface, 6),
-            )
-
-        # 4. results: whole chains, citations, recall p
-        items: list[QueryHit] = []
-        in_chain: set[str] = set()
-        for score, node_id, surface in scored:
-            if len(items) >= request.k:
-                break
-            if node_id in in_chain:
-                continue
-            node = graph.node(node_id)
-            explanation = explain(node_id, surface)
-            chain: list[ChainLink] | None = None
-            arc = chain_for_hit(graph, node) if request.chains else []
-            if arc and node.kind == NodeKind.EVENT and in_chain.intersection(n.id for n in arc):
-                arc = []  # the chain is already in the answer: the event stays a plain hit
-            if arc:
-                if request.as_of is not None:
-                    cutoff = request.as_of
-                    arc = [n for n in arc if (n.valid_from or n.ts or n.created_at) <= cutoff]
-                in_chain.update(n.id for n in arc)
-                chain = [
-                    _link(n, i == len(arc) - 1 and n.superseded_by is None)
-                    for i, n in enumerate(arc)
-                ]
-            if qvec is not None:
-                explanation.recall_p = _recall_p(memory, node, qvec, now, cfg.recall_g0)
-            items.append(
-                QueryHit(
-                    node_id=node.id,
-                    kind=node.kind,
-                    title=node.title,
-                    text=node.text,
-                    score=round(score, 6),
-                    ts=node.ts,
-                    explanation=explanation,
-                    event_ids=event_ids(
-                        graph, node, request.max_event_ids, cfg.evidence_depth, prefer=score_of
-                    ),
-                    chain=chain,
-                )
-            )
+        raw = memory.graph.g._node  # node id -> {"n": Node}; hot loops skip alias resolution
+        scored = sorted(
+            (
+                (score, node_id)
+                for node_id, score in signals.score.items()
+                if raw[node_id]["n"].kind in kinds and signals.in_time(raw[node_id]["n"])
+            ),
+            key=lambda item: (-item[0], item[1]),
+        )
+        window = scored[: self.config.select_factor * request.k + self.config.select_extra]
+        candidates, arcs = self._candidates(
+            memory, window, signals.score, signals.found.fused, request
+        )
+        chosen = choose(
+            collapse(candidates),
+            request.k,
+            memory.vector,
+            self.config.mmr_weight,
+            self.config.mmr_floor,
+        )
+        items = [self._hit(memory, group, signals, arcs, request, now) for group in chosen]
         took = (time.perf_counter() - started) * 1000.0
         log.debug(
             "query",
             tenant=memory.tenant,
             k=request.k,
             hits=len(items),
-            lexical=len(lexical),
-            dense=len(dense),
-            subgraph=expansion.subgraph,
+            lexical=len(signals.found.lexical),
+            dense=len(signals.found.dense),
+            subgraph=signals.expansion.subgraph,
             took_ms=round(took, 2),
         )
         return QueryResponse(tenant=memory.tenant, text=request.text, items=items, took_ms=took)
+
+    def _signals(
+        self, memory: TenantMemory, state: _TenantState, request: QueryRequest, now: datetime
+    ) -> _Signals:
+        """Retrieval, the second hop, expansion, surfacing and the score of every candidate."""
+        cfg = self.config
+        graph = memory.graph
+        in_time = time_filter(request.as_of, request.between)
+        filtered = request.as_of is not None or request.between is not None
+        raw = graph.g._node
+
+        def time_ok(node_id: str) -> bool:
+            data = raw.get(node_id)
+            return data is not None and in_time(data["n"])
+
+        # 1. retrieval: what the query names (people, places; periods of time) shapes it
+        hybrid = request.mode == "hybrid"
+        asked = names_in(request.text) if hybrid else frozenset()
+        common: list[str] = []
+        if asked:
+            common = common_names(ensure_entity_index(memory), asked, cfg.entity_max_postings)
+        spans = windows(periods(request.text, now), cfg.time_slack) if hybrid else []
+        found = retrieve(
+            memory,
+            state.lexical,
+            lambda text: self.embedder.embed([text])[0],
+            request,
+            cfg,
+            common,
+            spans,
+            in_time if filtered else None,
+        )
+        # strength of a direct hit from its fused rank: RRF scores are too flat to propagate
+        ordered = sorted(found.fused, key=lambda n: (-found.fused[n], n))
+        out = _Signals(found, in_time if filtered else _always)
+        out.base = {n: 1.0 / (1.0 + i * cfg.rank_decay) for i, n in enumerate(ordered)}
+
+        # 2. the second hop: events sharing a rare name with the query or the first hits
+        if hybrid and request.expand and cfg.entity_hop_weight > 0.0:
+            first = [(n, out.base[n]) for n in ordered[: cfg.entity_hits]]
+            index = ensure_entity_index(memory)
+            hopped = entity_hops(
+                index, state.entities, graph, asked, first, cfg.entity_max_postings
+            )
+            out.hopped = {n: v for n, v in hopped.items() if not filtered or time_ok(n)}
+
+        # 3. expansion (BFS + PageRank over the hits and the hopped events) and surfacing
+        seeds = {n: out.base[n] for n in ordered[: cfg.seeds]}
+        for node_id, (strength, _) in out.hopped.items():
+            seeds[node_id] = max(seeds.get(node_id, 0.0), cfg.entity_hop_weight * strength)
+        if request.expand and seeds:
+            out.expansion = expand(
+                graph, state.timeline, seeds, cfg, now, time_ok if filtered else None
+            )
+        if request.surface:
+            for seed, value in seeds.items():
+                for target in supported(graph, seed):
+                    target_node = graph.get(target)
+                    if target_node is not None and target_node.kind in SURFACED_KINDS:
+                        out.surfaced.setdefault(target, []).append(value)
+
+        # 4. the score of every candidate (a concept cites its evidence by query score even
+        # when only concepts are asked for), anchored on the query's names and periods
+        anchor = Anchors(asked, cfg.mention_weight)
+        reached = out.base.keys() | out.expansion.received.keys() | out.surfaced.keys()
+        for node_id in reached | out.hopped.keys():
+            data = raw.get(node_id)
+            if data is None:
+                continue
+            node = data["n"]
+            support = out.surfaced.get(node_id)
+            surface = cfg.surface_weight * sum(support) / (1.0 + sum(support)) if support else 0.0
+            score = (
+                out.base.get(node_id, 0.0)
+                + cfg.expansion_weight * out.expansion.received.get(node_id, 0.0)
+                + cfg.pagerank_weight * out.expansion.pagerank.get(node_id, 0.0)
+                + cfg.entity_hop_weight * out.hopped.get(node_id, (0.0, ""))[0]
+                + surface
+            )
+            if node.kind in ANCHORED_KINDS:
+                share, matched = anchor.match(graph, node) if anchor else (0.0, [])
+                if share > 0.0:
+                    out.anchors[node_id] = matched
+                    score *= 1.0 + cfg.entity_boost * share
+                if spans and within(node.ts, spans):
+                    out.in_period.add(node_id)
+                    score *= 1.0 + cfg.time_boost
+            out.score[node_id] = score
+            out.surface[node_id] = surface
+        return out
+
+    def _candidates(
+        self,
+        memory: TenantMemory,
+        window: list[tuple[float, str]],
+        score_of: dict[str, float],
+        found_fused: dict[str, float],
+        request: QueryRequest,
+    ) -> tuple[list[Candidate], dict[str, list[Node]]]:
+        """The best-scored nodes with what they cite; a chain's arc (cut at ``as_of``)."""
+        cfg = self.config
+        graph = memory.graph
+        arcs: dict[str, list[Node]] = {}
+        candidates: list[Candidate] = []
+        for score, node_id in window:
+            node = graph.node(node_id)
+            cites = citations(
+                graph, node, request.max_event_ids, cfg.evidence_depth, score_of, cfg.surfaced_cites
+            )
+            chain_key: str | None = None
+            arc = chain_for_hit(graph, node) if request.chains else []
+            if arc:
+                if request.as_of is not None:
+                    cutoff = request.as_of
+                    arc = [n for n in arc if (n.valid_from or n.ts or n.created_at) <= cutoff]
+                arcs[node_id] = arc
+                chain_key = arc[0].id if arc else node_id
+                for revision in reversed(arc):  # the chain cites its revisions, newest first
+                    if revision.source_event_id and revision.source_event_id not in cites:
+                        cites.append(revision.source_event_id)
+            direct = found_fused.get(node_id, 0.0)
+            candidates.append(Candidate(node_id, node.kind, score, cites, chain_key, direct))
+        return candidates, arcs
+
+    def _hit(
+        self,
+        memory: TenantMemory,
+        group: Group,
+        signals: _Signals,
+        arcs: dict[str, list[Node]],
+        request: QueryRequest,
+        now: datetime,
+    ) -> QueryHit:
+        node = memory.graph.node(group.node_id)
+        explanation = signals.explain(group.node_id, group.members)
+        chain: list[ChainLink] | None = None
+        revisions = arcs.get(group.node_id)
+        if revisions is not None:
+            chain = [
+                _link(n, i == len(revisions) - 1 and n.superseded_by is None)
+                for i, n in enumerate(revisions)
+            ]
+        qvec = signals.found.qvec
+        if qvec is not None:
+            explanation.recall_p = _recall_p(memory, node, qvec, now, self.config.recall_g0)
+        return QueryHit(
+            node_id=node.id,
+            kind=node.kind,
+            title=node.title,
+            text=node.text,
+            score=round(group.score, 6),
+            ts=node.ts,
+            explanation=explanation,
+            event_ids=group.cites[: request.max_event_ids],
+            chain=chain,
+        )
 
     # ----------------------------------------------------------------- recall
     def recall(
@@ -273,7 +377,7 @@ class Reader:
         kinds = kinds_filter(request.kinds)
         qvec = self.embedder.embed([request.text])[0]
         found: list[tuple[float, Node, float, float, RecallState]] = []
-        for node_id, cosine in _dense(memory, qvec, request.candidates):
+        for node_id, cosine in dense_search(memory, qvec, request.candidates):
             node = memory.graph.get(node_id)
             if node is None or node.kind not in kinds:
                 continue
@@ -324,33 +428,6 @@ class Reader:
             items=items,
         )
         return response, changes
-
-
-def _fetch(
-    search: Callable[[int], list[tuple[str, float]]],
-    keep: Callable[[str], bool],
-    want: int,
-    total: int,
-    filtered: bool,
-) -> list[tuple[str, float]]:
-    """Search, dropping filtered-out hits; widen the search until ``want`` survive."""
-    fetch = want
-    while True:
-        hits = search(fetch)
-        if not filtered:
-            return hits
-        kept = [(n, s) for n, s in hits if keep(n)]
-        if len(kept) >= want or fetch >= total or len(hits) < fetch:
-            return kept[:want]
-        fetch *= 4
-
-
-def _dense(memory: TenantMemory, vec: Vector, k: int) -> list[tuple[str, float]]:
-    hits: list[tuple[str, float]] = []
-    for kind in EMBEDDED_KINDS:
-        hits.extend(memory.index(kind).search(vec, k))
-    hits.sort(key=lambda item: -item[1])
-    return hits[:k]
 
 
 def _recall_p(memory: TenantMemory, node: Node, qvec: Vector, now: datetime, g0: float) -> float:

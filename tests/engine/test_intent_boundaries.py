@@ -1,0 +1,343 @@
+"""Intents only for goals, one pending intent per goal, stale intents expire (issue 11)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fold_helpers import ScriptedPlanner, Step, concept_id
+
+from schemas.events import RawEvent
+from schemas.graph import EdgeKind, NodeKind
+from schemas.intents import IntentStatus, can_transition
+from schemas.plans import AddEdge, AddNode, UpdatePlan
+from topologies.config import EngineConfig
+from topologies.embedding import HashingEmbedder
+from topologies.engine import FoldEngine, FoldResult
+from topologies.goals import GoalEvidence, event_signals
+from topologies.intent_boundaries import DUE_KEY
+from topologies.memory import TenantMemory, event_node_id
+from topologies.scope import FoldScope
+
+MakeEvent = Callable[..., RawEvent]
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+SCRIPT = {
+    "flights": Step(["Lisbon trip"], category="travel"),
+    "passport": Step(["Passport renewal"], category="travel"),
+    "photos": Step(["Passport renewal", "Lisbon trip"], category="travel"),
+    "insurance": Step(["Travel insurance", "Lisbon trip"], category="travel"),
+    "late": Step(["Passport renewal"], category="travel"),
+    "gallery": Step(["Lisbon trip"], category="travel"),
+    "pasta": Step(["Cooking"], category="home"),
+}
+GOAL = {  # a booking with a date ahead, then a commitment on another day
+    "flights": "Flights booked: Lisbon, 18 Dec",
+    "passport": "My passport expires in November, I need to renew it",
+    "photos": "Passport photos for the Lisbon trip",
+}
+CHATTER = {  # the same themes, talked about
+    "flights": "Lisbon was lovely, the old town at night",
+    "passport": "Funny old passport picture from school",
+    "photos": "Photos of the Lisbon tram and the passport office queue",
+}
+
+
+def engine_with(**intents: float) -> FoldEngine:
+    config = EngineConfig()
+    config = config.model_copy(update={"intents": config.intents.model_copy(update=intents)})
+    return FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(SCRIPT), config)
+
+
+def event(event_id: str, text: str, days: float, source: str = "note") -> RawEvent:
+    return RawEvent(
+        id=event_id, tenant="alice", source=source, ts=T0 + timedelta(days=days), title=text
+    )
+
+
+async def fold(engine: FoldEngine, memory: TenantMemory, *events: RawEvent) -> list[FoldResult]:
+    return [await engine.fold(memory, e) for e in events]
+
+
+def trip(texts: dict[str, str]) -> list[RawEvent]:
+    return [
+        event("flights", texts["flights"], 0),
+        event("passport", texts["passport"], 2),
+        event("photos", texts["photos"], 4),
+    ]
+
+
+def intents(memory: TenantMemory) -> list[str]:
+    return sorted(memory.graph.ids(NodeKind.INTENT))
+
+
+# ------------------------------------------------------------------------ goals only
+async def test_chatter_about_linked_themes_yields_no_intent() -> None:
+    engine = engine_with()
+    memory = engine.new_memory("alice")
+    results = await fold(engine, memory, *trip(CHATTER))
+    assert intents(memory) == []
+    assert all(r.messages == [] for r in results)
+    # the same evidence without the goal rule would have crystallised: the rule is what stops it
+    permissive = engine_with(goal_min_score=0.0)
+    other = permissive.new_memory("alice")
+    await fold(permissive, other, *trip(CHATTER))
+    assert len(intents(other)) == 1
+
+
+async def test_a_booking_with_a_date_ahead_and_a_commitment_make_a_goal() -> None:
+    engine = engine_with()
+    memory = engine.new_memory("alice")
+    results = await fold(engine, memory, *trip(GOAL))
+    (message,) = results[-1].messages
+    assert message.type == "intent.created"
+    node = memory.graph.node(message.intent.id)
+    assert node.attrs["goal_score"] >= EngineConfig().intents.goal_min_score
+    assert memory.meta[DUE_KEY] == {node.id: (T0 + timedelta(days=34)).isoformat()}
+
+
+@pytest.mark.parametrize(
+    ("text", "ahead", "commitment", "problem"),
+    [
+        ("Dentist appointment on 14 Nov at 10:00", True, True, False),
+        ("I need to renew my passport", False, True, False),
+        ("We'll book the venue by Friday", True, True, False),
+        ("The bathroom ceiling is leaking again", False, False, True),
+        ("Lovely sunset at the beach today", False, False, False),
+    ],
+)
+def test_goal_cues_of_one_event(text: str, ahead: bool, commitment: bool, problem: bool) -> None:
+    node = event("e", text, 0)
+    from topologies.engine import event_to_node
+
+    signals = event_signals(event_to_node(node, "n"))
+    assert (signals.ahead is not None, signals.commitment, signals.problem) == (
+        ahead,
+        commitment,
+        problem,
+    )
+
+
+def test_a_problem_once_is_an_incident_on_several_days_a_goal() -> None:
+    from topologies.engine import event_to_node
+
+    evidence = GoalEvidence()
+    first = event_to_node(event("a", "The heating failed", 0), "a")
+    evidence.add(first, event_signals(first))
+    assert evidence.score < 1.0
+    for day in (3, 6):
+        again = event_to_node(event(f"d{day}", "Heating failed again, still broken", day), "x")
+        evidence.add(again, event_signals(again))
+    assert evidence.score >= 1.0
+
+
+# ---------------------------------------------------------------- one intent per goal
+async def test_a_would_be_duplicate_reinforces_the_pending_intent_and_emits_nothing() -> None:
+    engine = engine_with()
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *trip(GOAL))
+    (intent,) = intents(memory)
+    # a new theme, linked to the trip, whose cluster's evidence lies mostly on the trip's themes
+    (result,) = await fold(
+        engine, memory, event("insurance", "Need to buy travel insurance for Lisbon", 5)
+    )
+    assert result.messages == []
+    assert intents(memory) == [intent]
+    insurance = concept_id(memory, "Travel insurance")
+    assert memory.graph.edge(insurance, intent, EdgeKind.TRIGGERS) is not None  # it joined
+    assert memory.graph.edge(event_node_id("alice", "insurance"), intent, EdgeKind.REINFORCES)
+
+
+async def test_a_theme_serving_a_goal_is_not_pulled_into_another() -> None:
+    engine = engine_with()
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *trip(GOAL))
+    (intent,) = intents(memory)
+    trip_concepts = {e.src for e in memory.graph.in_edges(intent, EdgeKind.TRIGGERS)}
+    # a second goal elsewhere: cooking class booked for a date ahead, two sources
+    cooking = [
+        event("pasta", "Booked a pasta cooking class on 20 Nov", 6, "email"),
+        event("pasta-2", "Cooking class: need to bring an apron", 7, "note"),
+        event("pasta-3", "Reminder: cooking class on 20 Nov", 8, "calendar"),
+    ]
+    script = engine.planner.script  # type: ignore[attr-defined]
+    script["pasta-2"] = script["pasta-3"] = Step(["Cooking"], category="home")
+    await fold(engine, memory, *cooking)
+    for other in set(intents(memory)) - {intent}:
+        support = {e.src for e in memory.graph.in_edges(other, EdgeKind.TRIGGERS)}
+        assert not support & trip_concepts
+
+
+# --------------------------------------------------------------------------- expiry
+async def test_an_intent_expires_after_the_stale_horizon_and_the_expiry_is_emitted() -> None:
+    engine = engine_with()
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *trip(GOAL))
+    (intent,) = intents(memory)
+    (quiet,) = await fold(engine, memory, event("pasta", "Spaghetti with garlic tonight", 33))
+    assert quiet.messages == []  # 29 days after the last goal evidence: still pending
+    (late,) = await fold(engine, memory, event("pasta-2", "Risotto tonight", 35))
+    (message,) = late.messages
+    assert message.type == "intent.status_changed"
+    assert (message.previous_status, message.intent.status) == (
+        IntentStatus.PENDING,
+        IntentStatus.EXPIRED,
+    )
+    node = memory.graph.node(intent)
+    assert "no new evidence for 31 days" in node.attrs["note"]
+    assert memory.meta[DUE_KEY] == {}
+
+
+async def test_the_stale_horizon_is_a_setting() -> None:
+    engine = engine_with(stale_after_days=5.0)
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *trip(GOAL))
+    (late,) = await fold(engine, memory, event("pasta", "Spaghetti with garlic tonight", 10))
+    assert [m.intent.status for m in late.messages] == [IntentStatus.EXPIRED]
+
+
+async def test_an_intent_expires_when_its_deadline_passed_long_ago() -> None:
+    engine = engine_with(stale_after_days=365.0)
+    memory = engine.new_memory("alice")
+    script = engine.planner.script  # type: ignore[attr-defined]
+    deadline = T0 + timedelta(days=10)
+    script["flights"] = Step(["Lisbon trip"], category="travel", deadline=deadline)
+    await fold(engine, memory, *trip(GOAL))
+    (intent,) = intents(memory)
+    assert memory.graph.node(intent).deadline == deadline
+    (before,) = await fold(engine, memory, event("pasta", "Pasta tonight", 16))
+    assert before.messages == []
+    (after,) = await fold(engine, memory, event("pasta-2", "Pasta again", 18))
+    assert [m.intent.status for m in after.messages] == [IntentStatus.EXPIRED]
+    assert "passed" in memory.graph.node(intent).attrs["note"]
+
+
+async def test_events_without_goal_cues_do_not_keep_an_intent_alive() -> None:
+    engine = engine_with(stale_after_days=10.0)
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *trip(GOAL))
+    (intent,) = intents(memory)
+    # a Lisbon event with no cue reinforces the theme but does not move the goal
+    await fold(engine, memory, event("gallery", "Lisbon gallery pictures", 8))
+    (late,) = await fold(engine, memory, event("pasta", "Pasta tonight", 15))
+    assert [m.intent.id for m in late.messages] == [intent]
+
+
+async def test_new_goal_evidence_brings_an_expired_intent_back_instead_of_a_second_one() -> None:
+    engine = engine_with(stale_after_days=5.0)
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *trip(GOAL))
+    (intent,) = intents(memory)
+    await fold(engine, memory, event("pasta", "Spaghetti tonight", 10))
+    assert memory.graph.node(intent).status == IntentStatus.EXPIRED
+    (back,) = await fold(
+        engine, memory, event("late", "Passport appointment booked for 30 Nov, must go", 12)
+    )
+    assert intents(memory) == [intent]
+    (message,) = back.messages
+    assert (message.previous_status, message.intent.status) == (
+        IntentStatus.EXPIRED,
+        IntentStatus.PENDING,
+    )
+    assert intent in memory.meta[DUE_KEY]
+
+
+async def test_the_user_can_close_or_reopen_an_expired_intent() -> None:
+    assert can_transition(IntentStatus.PENDING, IntentStatus.EXPIRED)
+    assert not can_transition(IntentStatus.DEFERRED, IntentStatus.EXPIRED)  # the user's choice
+    engine = engine_with(stale_after_days=5.0)
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *trip(GOAL))
+    (intent,) = intents(memory)
+    await fold(engine, memory, event("pasta", "Spaghetti tonight", 10))
+    now = T0 + timedelta(days=10)
+    _, reopened = engine.set_intent_status(memory, intent, IntentStatus.PENDING, now)
+    assert [m.previous_status for m in reopened] == [IntentStatus.EXPIRED]
+    assert intent in memory.meta[DUE_KEY]
+    engine.set_intent_status(memory, intent, IntentStatus.RESOLVED, now)
+    assert memory.meta[DUE_KEY] == {}
+
+
+async def test_expiry_rolls_back_with_a_failing_fold() -> None:
+    engine = engine_with(stale_after_days=5.0)
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *trip(GOAL))
+    (intent,) = intents(memory)
+    late = event("pasta", "Spaghetti tonight", 10)
+    engine.ingest(memory, late)
+    node = event_node_id("alice", late.id)
+    scope = FoldScope("alice", late.id, node, late.ts)
+    meta = dict(memory.meta)
+    memory.begin()
+    assert engine.emergence.expire(memory, scope) == [intent]
+    memory.rollback()
+    assert memory.graph.node(intent).status == IntentStatus.PENDING
+    assert memory.meta == meta
+
+
+# ------------------------------------------------------------- one converging theme
+def theme_events(sources: list[str]) -> list[RawEvent]:
+    texts = [
+        "Registered for the 10k race on 29 Nov",
+        "Training plan: need to run three times a week",
+        "Long run 15 km, race in two weeks",
+        "Bib pickup for the 10k on 28 Nov",
+    ]
+    return [event(f"run-{i}", t, i, s) for i, (t, s) in enumerate(zip(texts, sources, strict=True))]
+
+
+@pytest.mark.parametrize(
+    ("sources", "emerges"),
+    [(["email", "note", "calendar", "email"], True), (["note"] * 4, False)],
+    ids=["several-sources", "one-source"],
+)
+async def test_one_theme_that_several_sources_converge_on_can_carry_a_goal(
+    sources: list[str], emerges: bool
+) -> None:
+    engine = FoldEngine(
+        HashingEmbedder(dim=256),
+        ScriptedPlanner({f"run-{i}": Step(["10k race"], category="health") for i in range(4)}),
+    )
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *theme_events(sources))
+    assert len(intents(memory)) == (1 if emerges else 0)
+
+
+async def test_a_plan_intent_on_one_theme_needs_several_sources_behind_it() -> None:
+    """The executor's guard: one concept may back an intent only when its events come from
+    several sources, so no single (injected) event conjures one."""
+    from schemas.errors import PlanRejectedError
+
+    for sources, accepted in ((["email", "note", "calendar", "note"], True), (["chat"] * 4, False)):
+        engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner({}))
+        memory = engine.new_memory("alice")
+        events = theme_events(sources)
+        for e in events:
+            engine.ingest(memory, e)
+        ids = [event_node_id("alice", e.id) for e in events]
+        scope = FoldScope("alice", events[-1].id, ids[-1], events[-1].ts)
+        memory.begin()
+        engine.executor.apply(
+            memory,
+            UpdatePlan(
+                ops=[
+                    AddNode(ref="c", kind=NodeKind.CONCEPT, title="10k race"),
+                    *(AddEdge(src=i, dst="c", kind=EdgeKind.GROUNDS) for i in ids),
+                ]
+            ),
+            scope,
+        )
+        plan = UpdatePlan(
+            ops=[
+                AddNode(ref="i", kind=NodeKind.INTENT, title="Run the 10k"),
+                AddEdge(src=scope.ref_ids["c"], dst="i", kind=EdgeKind.TRIGGERS),
+            ]
+        )
+        if accepted:
+            engine.executor.apply(memory, plan, scope)
+            assert memory.graph.count(NodeKind.INTENT) == 1
+        else:
+            with pytest.raises(PlanRejectedError, match="at least 2 concepts"):
+                engine.executor.apply(memory, plan, scope)
+        memory.rollback()

@@ -1,0 +1,155 @@
+"""Goal signals: what in a person's events says they have a goal, not just a topic.
+
+An intent (SPEC 2.6) is something the person means to get done. The words of one event say
+little, but three kinds of evidence are hard to mistake, in any register (a calendar entry, a
+formal email, a chat message):
+
+- **a date ahead**: the event names a date after its own time (a deadline cue such as "by",
+  "due", "before" makes it a deadline);
+- **a commitment**: first-person obligation or plan ("I will", "I'll", "we need to", "have to",
+  "must", "going to", "plan to"), an arrangement made (a booking, an appointment, a
+  reservation, a registration, something scheduled or confirmed), or a request to act
+  ("please confirm", "can you send", "remind me", "don't forget");
+- **a problem**: something broken, failing, late, hurting, blocked or complained about. Once
+  is an incident; coming back on other days, it is a problem the person keeps returning to.
+
+``event_signals`` reads one event (a few regular expressions over a bounded text); the engine
+computes it once, at ingest, and keeps it with the EVENT node (``attrs["goal_cues"]``, like the
+content fingerprint), so intent emergence reads cues without parsing text again
+(``cached_signals``; nodes stored before this existed are parsed on demand). ``GoalEvidence``
+aggregates the cues of a cluster's evidence events into the score intent emergence requires
+(``topologies/intents.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from schemas.graph import Node
+from topologies.text import find_dates
+
+MAX_TEXT = 4000  # characters of an event read for cues
+
+_COMMIT = re.compile(
+    r"\b(?:(?:i|we)\s*(?:'ll|’ll|will|shall|must|should|need to|needs to|have to|has to|"
+    r"'ve got to|’ve got to|got to|gotta|am going to|'m going to|’m going to|are going to|"
+    r"'re going to|’re going to|plan to|intend to|promised to|agreed to|want to get)|"
+    r"need to|needs to|have to|has to|must|going to|plan to|planning to|"
+    r"to-?do|action items?|follow[- ]up|remind(?:er|ed)?|don't forget|do not forget|"
+    r"make sure|deadline|due|sign[- ]?up|signed up|register(?:ed)?|registration|enrol(?:l)?ed|"
+    r"book(?:ed|ing)?|reserv(?:ed|ation)|appointment|scheduled|rescheduled|confirm(?:ed)?|"
+    r"please (?:send|confirm|review|sign|book|reply|approve|pay|submit|fill|call|check|let)|"
+    r"(?:can|could|would) you (?:please )?(?:send|confirm|review|sign|book|approve|pay|"
+    r"submit|check|call|look))\b",
+    re.IGNORECASE,
+)
+_PROBLEM = re.compile(
+    r"\b(?:problems?|issues?|broken|broke|breaks|fail(?:s|ed|ing|ure)?|errors?|bugs?|"
+    r"leak(?:s|ed|ing)?|damaged?|pain(?:ful)?|hurts?|hurting|ache|aching|cracked|"
+    r"blocked|blockers?|stuck|overdue|late|delay(?:ed|s)?|slipp(?:ed|ing)|complain(?:t|ed|ts)?|"
+    r"urgent|risk(?:s|y)?|outage|down again|not working|doesn't work|still not|escalat(?:e|ed|ion)|"
+    r"conflict|dispute|worse|worried|stalled|missed)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Signals:
+    """Goal cues of one event."""
+
+    ahead: datetime | None = None  # the latest date mentioned after the event time
+    deadline: bool = False  # a deadline cue precedes a date ahead
+    commitment: bool = False
+    problem: bool = False
+
+    @property
+    def any(self) -> bool:
+        return self.ahead is not None or self.commitment or self.problem
+
+
+def event_signals(node: Node) -> Signals:
+    """Goal cues in one EVENT node's title and text, dates resolved against its time."""
+    text = f"{node.title}\n{node.text}"[:MAX_TEXT]
+    ahead: datetime | None = None
+    deadline = False
+    if node.ts is not None:
+        for mention in find_dates(text, node.ts):
+            if mention.when.date() > node.ts.date():
+                ahead = mention.when if ahead is None else max(ahead, mention.when)
+                deadline = deadline or mention.deadline
+    return Signals(
+        ahead=ahead,
+        deadline=deadline,
+        commitment=_COMMIT.search(text) is not None,
+        problem=_PROBLEM.search(text) is not None,
+    )
+
+
+CUES_ATTR = "goal_cues"
+
+
+def signals_attr(signals: Signals) -> dict[str, object]:
+    """The JSON form kept in an EVENT node's attrs."""
+    return {
+        "ahead": None if signals.ahead is None else signals.ahead.isoformat(),
+        "deadline": signals.deadline,
+        "commitment": signals.commitment,
+        "problem": signals.problem,
+    }
+
+
+def cached_signals(node: Node) -> Signals:
+    """The cues stored at ingest, or computed now for a node stored without them."""
+    stored = node.attrs.get(CUES_ATTR)
+    if not isinstance(stored, dict):
+        return event_signals(node)
+    ahead = stored.get("ahead")
+    return Signals(
+        ahead=datetime.fromisoformat(ahead) if isinstance(ahead, str) else None,
+        deadline=bool(stored.get("deadline")),
+        commitment=bool(stored.get("commitment")),
+        problem=bool(stored.get("problem")),
+    )
+
+
+@dataclass
+class GoalEvidence:
+    """Goal cues over a set of evidence events."""
+
+    events: int = 0
+    ahead: set[str] = field(default_factory=set)  # events naming a date ahead
+    deadlines: set[str] = field(default_factory=set)
+    commitments: set[str] = field(default_factory=set)
+    problems: set[str] = field(default_factory=set)
+    problem_days: set[str] = field(default_factory=set)
+    commitment_days: set[str] = field(default_factory=set)
+    sources: set[str] = field(default_factory=set)
+
+    def add(self, node: Node, signals: Signals) -> None:
+        self.events += 1
+        day = (node.ts or node.created_at).date().isoformat()
+        if node.source:
+            self.sources.add(node.source)
+        if signals.ahead is not None:
+            self.ahead.add(node.id)
+            if signals.deadline:
+                self.deadlines.add(node.id)
+        if signals.commitment:
+            self.commitments.add(node.id)
+            self.commitment_days.add(day)
+        if signals.problem:
+            self.problems.add(node.id)
+            self.problem_days.add(day)
+
+    @property
+    def score(self) -> float:
+        """How strongly the evidence says "goal": planned (a date ahead and a commitment),
+        committed to on several days, or a problem returning on several days. Each kind counts
+        0-1; two sources or more add a quarter (several channels converge on it)."""
+        planned = min(1.0, len(self.ahead & self.commitments) / 2 + len(self.deadlines) / 2)
+        committed = min(1.0, max(0, len(self.commitment_days) - 1) / 2)
+        recurring = min(1.0, max(0, len(self.problem_days) - 1) / 2)
+        converging = 0.25 if len(self.sources) >= 2 else 0.0
+        return planned + committed + recurring + converging

@@ -1,0 +1,145 @@
+"""Which clusters become intents, which intent a cluster belongs to, when an intent goes stale.
+
+Three rules on top of evidence density (``topologies/intents.py``), so that what a notifier
+sends is a goal the person has, once:
+
+- **An intent only for a goal.** The evidence events of the cluster must carry goal cues
+  (``topologies/goals.py``: a date ahead with a commitment, commitments on several days, a
+  problem returning on several days; several sources add to it): ``GoalEvidence.score`` at
+  least ``IntentConfig.goal_min_score``. A dense cluster of chatter is a topic, not a goal.
+- **One intent per goal.** A would-be intent is the goal of an existing open (or expired)
+  intent when its seed concept already triggers that intent, or when at least
+  ``IntentConfig.duplicate_overlap`` of its evidence mass E(c) lies on concepts that trigger
+  it. Then the existing intent is reinforced (nothing is emitted) or, if it had expired and the
+  goal test passes again, brought back to pending (emitted as a status change).
+- **Stale intents expire.** A pending intent whose goal got no new evidence (an event with a
+  goal cue) for ``stale_after_days``, or whose deadline passed ``deadline_grace_days`` ago with
+  no evidence since, moves to ``expired``, emitted as a status change like any other. The
+  engine keeps the due time of every pending intent in ``memory.meta[DUE_KEY]`` (tens of
+  entries: the pending intents), so each fold checks them without walking the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from schemas.graph import EdgeKind, Node, NodeKind
+from schemas.intents import OPEN_STATUSES, IntentStatus
+from topologies.config import IntentConfig
+from topologies.goals import GoalEvidence, cached_signals
+from topologies.memory import TenantMemory
+
+DUE_KEY = "intents_due"  # pending intent id -> ISO time it expires unless new evidence comes
+LAST_EVIDENCE_ATTR = "last_evidence"  # INTENT attrs: stream time of its latest goal evidence
+MAX_GOAL_EVENTS = 256  # most recent evidence events read for goal cues
+MAX_TRIGGERS = 16  # newest TRIGGERS out-edges read per concept for the intent it serves
+MAX_EXPIRE = 16  # intents expired per fold at most (the rest on the next folds)
+MIN_SOURCES = 2  # sources a one-concept goal's evidence must come from
+MIN_SINGLE_EVENTS = 3  # events a one-concept goal's evidence must hold
+TRACKED = frozenset({*OPEN_STATUSES, IntentStatus.EXPIRED})
+
+
+def goal_evidence(memory: TenantMemory, event_ids: Iterable[str]) -> GoalEvidence:
+    """Goal cues over the most recent evidence events."""
+    graph = memory.graph
+    nodes = [graph.node(e) for e in event_ids if e in graph]
+    nodes.sort(key=lambda n: (n.ts or n.created_at, n.id), reverse=True)
+    found = GoalEvidence()
+    for node in nodes[:MAX_GOAL_EVENTS]:
+        found.add(node, cached_signals(node))
+    return found
+
+
+def goal_of(
+    memory: TenantMemory, seed: str, evidence: dict[str, float], overlap: float
+) -> str | None:
+    """The open or expired intent whose goal this cluster is, if any (see the module doc)."""
+    graph = memory.graph
+    mass = sum(evidence.values())
+    shared: dict[str, float] = {}
+    seeded: set[str] = set()
+    for concept in dict.fromkeys([seed, *evidence]):
+        for intent_id in graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS):
+            shared[intent_id] = shared.get(intent_id, 0.0) + evidence.get(concept, 0.0)
+            if concept == seed:
+                seeded.add(intent_id)
+    for intent_id, weight in sorted(shared.items(), key=lambda kv: (-kv[1], kv[0])):
+        node = graph.get(intent_id)
+        if node is None or node.kind != NodeKind.INTENT or node.status not in TRACKED:
+            continue
+        if intent_id in seeded or (mass > 0 and weight >= overlap * mass):
+            return node.id
+    return None
+
+
+def converges(memory: TenantMemory, event_ids: Iterable[str]) -> bool:
+    """Whether evidence events of one theme come from several sources (a calendar entry, an
+    email and a note about one thing): the single-concept form of converging evidence."""
+    graph = memory.graph
+    sources = {graph.node(e).source for e in event_ids if e in graph}
+    sources.discard(None)
+    events = sum(1 for e in event_ids if e in graph)
+    return len(sources) >= MIN_SOURCES and events >= MIN_SINGLE_EVENTS
+
+
+def serves_other_goal(memory: TenantMemory, concept: str, intent_id: str | None) -> bool:
+    """Whether the concept already triggers another open intent (a theme supports one goal at
+    a time: reinforcing an intent does not pull in another goal's concepts)."""
+    graph = memory.graph
+    for intent_id in graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS):
+        other = graph.get(intent_id)
+        if other is not None and other.id != intent_id and other.status in OPEN_STATUSES:
+            return True
+    return False
+
+
+# ------------------------------------------------------------------ staleness
+def due_at(node: Node, config: IntentConfig) -> datetime:
+    """When a pending intent expires unless new evidence comes."""
+    last = last_evidence(node)
+    due = last + timedelta(days=config.stale_after_days)
+    if node.deadline is not None:
+        due = min(due, max(node.deadline, last) + timedelta(days=config.deadline_grace_days))
+    return due
+
+
+def last_evidence(node: Node) -> datetime:
+    stored = node.attrs.get(LAST_EVIDENCE_ATTR)
+    return datetime.fromisoformat(stored) if isinstance(stored, str) else node.updated_at
+
+
+def due_map(memory: TenantMemory, config: IntentConfig) -> dict[str, str]:
+    """The pending intents' due times; built once from the graph for a memory that predates
+    them (the one fold that does it reads every intent; later folds read the map)."""
+    stored = memory.meta.get(DUE_KEY)
+    if isinstance(stored, dict):
+        return dict(stored)
+    return {
+        node.id: due_at(node, config).isoformat()
+        for node in memory.graph.nodes(NodeKind.INTENT)
+        if node.status == IntentStatus.PENDING
+    }
+
+
+def track(memory: TenantMemory, intent_id: str, config: IntentConfig) -> None:
+    """Record (pending) or forget (any other status) an intent's due time."""
+    due = due_map(memory, config)
+    node = memory.graph.get(intent_id)
+    if node is not None and node.status == IntentStatus.PENDING:
+        due[node.id] = due_at(node, config).isoformat()
+    else:
+        due.pop(intent_id, None)
+    memory.set_meta(DUE_KEY, due)
+
+
+def overdue(memory: TenantMemory, now: datetime, config: IntentConfig) -> list[str]:
+    """Pending intents due at ``now``, earliest first (at most MAX_EXPIRE)."""
+    due = due_map(memory, config)
+    if DUE_KEY not in memory.meta and due:
+        memory.set_meta(DUE_KEY, due)
+    late = [
+        (when, intent_id) for intent_id, when in due.items() if datetime.fromisoformat(when) <= now
+    ]
+    late.sort()
+    return [intent_id for _, intent_id in late[:MAX_EXPIRE]]
