@@ -8,6 +8,7 @@ through implicit temporal-contiguity links (see :mod:`topologies.read.timeline`)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -16,7 +17,7 @@ import numpy as np
 
 from schemas.graph import NodeKind
 from topologies.context import personalized_pagerank
-from topologies.graph import MemoryGraph, decayed_weight
+from topologies.graph import MemoryGraph
 from topologies.read.config import ReadConfig
 from topologies.read.timeline import Timeline
 
@@ -63,23 +64,36 @@ class _Neighbourhood:
         if found is not None:
             return found
         best: dict[str, float] = {}
-        for edge in self.graph.incident(node_id):
-            other = edge.dst if edge.src == node_id else edge.src
-            w = min(1.0, decayed_weight(edge, self.now, self.config.decay_per_day))
-            if w > best.get(other, 0.0):
-                best[other] = w
+        now, rate = self.now, self.config.decay_per_day
+        g = self.graph.g
+        # networkx's own adjacency dicts, out-edges then in-edges (graph.incident's order),
+        # with decayed_weight inlined: this runs for every edge of the subgraph
+        for adjacency in (g._succ.get(node_id, {}), g._pred.get(node_id, {})):
+            for other, keyed in adjacency.items():
+                for data in keyed.values():
+                    edge = data["e"]
+                    days = (now - edge.t_last).total_seconds() / 86400.0
+                    w = edge.w0 * math.exp(-rate * days) if days > 0.0 else edge.w0
+                    if w > 1.0:
+                        w = 1.0
+                    if w > best.get(other, 0.0):
+                        best[other] = w
         if self.config.contiguity and self.timeline is not None:
-            data = self.graph.g._node.get(node_id)
+            data = g._node.get(node_id)
             if data is not None and data["n"].kind == NodeKind.EVENT:
+                w = self.config.contiguity_weight
                 for other in self.timeline.neighbours(node_id, self._gap):
-                    w = self.config.contiguity_weight
                     if w > best.get(other, 0.0):
                         best[other] = w
         allowed = self.allowed
         pairs = best.items() if allowed is None else [(o, w) for o, w in best.items() if allowed(o)]
-        ranked = sorted(pairs, key=lambda item: -item[1])[: self.config.max_fanout]
+        ranked = sorted(pairs, key=_weight_desc)[: self.config.max_fanout]
         self.adj[node_id] = ranked
         return ranked
+
+
+def _weight_desc(item: tuple[str, float]) -> float:
+    return -item[1]
 
 
 def expand(
@@ -100,18 +114,26 @@ def expand(
         hood.add(seed)
     # level-synchronous max-product relaxation, tracking the originating seed (no self-echo)
     frontier: dict[str, tuple[float, str]] = {s: (v, s) for s, v in seeds.items()}
+    nodes, limit, decay = hood.nodes, config.max_subgraph, config.hop_decay
+    received, hops, via = out.received, out.hops, out.via
     for hop in range(1, config.max_hops + 1):
         nxt: dict[str, tuple[float, str]] = {}
         for node_id, (value, origin) in frontier.items():
+            passed = value * decay
             for other, w in hood.of(node_id):
-                if other == origin or not hood.add(other):
+                if other == origin:
                     continue
-                score = value * config.hop_decay * w
-                if score > out.received.get(other, 0.0):
-                    out.received[other] = score
-                    out.hops[other] = hop
-                    out.via[other] = origin
-                if score > nxt.get(other, (0.0, ""))[0]:
+                if other not in nodes:  # hood.add, inlined: this runs for every edge
+                    if len(nodes) >= limit:
+                        continue
+                    nodes.add(other)
+                score = passed * w
+                if score > received.get(other, 0.0):
+                    received[other] = score
+                    hops[other] = hop
+                    via[other] = origin
+                best = nxt.get(other)
+                if score > (best[0] if best is not None else 0.0):
                     nxt[other] = (score, origin)
         frontier = nxt
     out.subgraph = len(hood.nodes)

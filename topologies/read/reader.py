@@ -12,6 +12,7 @@ the others do not (an event and its facts collapse, whole chains, MMR). No LLM a
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Callable
@@ -70,6 +71,10 @@ class _TenantState:
 
 def _always(node: Node) -> bool:
     return True
+
+
+def _best_first(item: tuple[float, str]) -> tuple[float, str]:
+    return -item[0], item[1]
 
 
 @dataclass
@@ -177,15 +182,17 @@ class Reader:
         signals = self._signals(memory, state, request, now)
         kinds = kinds_filter(request.kinds)
         raw = memory.graph.g._node  # node id -> {"n": Node}; hot loops skip alias resolution
-        scored = sorted(
+        in_time = signals.in_time
+        window = heapq.nsmallest(  # the best, as sorted(...)[:n] would give them
+            self.config.select_factor * request.k + self.config.select_extra,
             (
                 (score, node_id)
                 for node_id, score in signals.score.items()
-                if raw[node_id]["n"].kind in kinds and signals.in_time(raw[node_id]["n"])
+                if raw[node_id]["n"].kind in kinds
+                and (in_time is _always or in_time(raw[node_id]["n"]))
             ),
-            key=lambda item: (-item[0], item[1]),
+            key=_best_first,
         )
-        window = scored[: self.config.select_factor * request.k + self.config.select_extra]
         candidates, arcs = self._candidates(
             memory, window, signals.score, signals.found.fused, request
         )
@@ -273,31 +280,36 @@ class Reader:
         # 4. the score of every candidate (a concept cites its evidence by query score even
         # when only concepts are asked for), anchored on the query's names and periods
         anchor = Anchors(asked, cfg.mention_weight)
-        reached = out.base.keys() | out.expansion.received.keys() | out.surfaced.keys()
-        for node_id in reached | out.hopped.keys():
+        # the signals summed in a fixed order (base, expansion, PageRank, hop, surface), each
+        # over the nodes it reached: a node a signal missed adds nothing
+        score = dict(out.base)
+        for signal, weight in (
+            (out.expansion.received, cfg.expansion_weight),
+            (out.expansion.pagerank, cfg.pagerank_weight),
+        ):
+            for node_id, value in signal.items():
+                score[node_id] = score.get(node_id, 0.0) + weight * value
+        for node_id, (strength, _) in out.hopped.items():
+            score[node_id] = score.get(node_id, 0.0) + cfg.entity_hop_weight * strength
+        for node_id, support in out.surfaced.items():
+            total = sum(support)
+            surface = cfg.surface_weight * total / (1.0 + total)
+            out.surface[node_id] = surface
+            score[node_id] = score.get(node_id, 0.0) + surface
+        for node_id, value in score.items():
             data = raw.get(node_id)
             if data is None:
                 continue
             node = data["n"]
-            support = out.surfaced.get(node_id)
-            surface = cfg.surface_weight * sum(support) / (1.0 + sum(support)) if support else 0.0
-            score = (
-                out.base.get(node_id, 0.0)
-                + cfg.expansion_weight * out.expansion.received.get(node_id, 0.0)
-                + cfg.pagerank_weight * out.expansion.pagerank.get(node_id, 0.0)
-                + cfg.entity_hop_weight * out.hopped.get(node_id, (0.0, ""))[0]
-                + surface
-            )
             if node.kind in ANCHORED_KINDS:
                 share, matched = anchor.match(graph, node) if anchor else (0.0, [])
                 if share > 0.0:
                     out.anchors[node_id] = matched
-                    score *= 1.0 + cfg.entity_boost * share
+                    value *= 1.0 + cfg.entity_boost * share
                 if spans and within(node.ts, spans):
                     out.in_period.add(node_id)
-                    score *= 1.0 + cfg.time_boost
-            out.score[node_id] = score
-            out.surface[node_id] = surface
+                    value *= 1.0 + cfg.time_boost
+            out.score[node_id] = value
         return out
 
     def _candidates(

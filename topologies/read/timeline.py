@@ -17,8 +17,11 @@ _Key = tuple[datetime, str]
 
 
 class Timeline:
+    """EVENT nodes in (time, id) order, one sorted list per source: the neighbours of an event
+    are the entries beside it in its source's list."""
+
     def __init__(self) -> None:
-        self._order: list[_Key] = []
+        self._by_source: dict[str, list[_Key]] = {}
         self._key: dict[str, _Key] = {}
         self._source: dict[str, str] = {}
 
@@ -26,16 +29,18 @@ class Timeline:
         return len(self._key)
 
     def build(self, memory: TenantMemory) -> None:
-        self._order.clear()
+        self._by_source.clear()
         self._key.clear()
         self._source.clear()
         for node in memory.graph.nodes(NodeKind.EVENT):
             if node.ts is not None:
                 key = (node.ts, node.id)
+                source = node.source or ""
                 self._key[node.id] = key
-                self._source[node.id] = node.source or ""
-                self._order.append(key)
-        self._order.sort()
+                self._source[node.id] = source
+                self._by_source.setdefault(source, []).append(key)
+        for order in self._by_source.values():
+            order.sort()
 
     def apply(self, changes: ChangeSet) -> None:
         for node_id, node in changes.nodes.items():
@@ -55,35 +60,30 @@ class Timeline:
         if node.ts is None:
             return
         key = (node.ts, node.id)
+        source = node.source or ""
         self._key[node.id] = key
-        self._source[node.id] = node.source or ""
-        bisect.insort(self._order, key)
+        self._source[node.id] = source
+        bisect.insort(self._by_source.setdefault(source, []), key)
 
     def _remove(self, node_id: str) -> None:
         key = self._key.pop(node_id, None)
         if key is None:
             return
-        self._source.pop(node_id, None)
-        at = bisect.bisect_left(self._order, key)
-        if at < len(self._order) and self._order[at] == key:
-            del self._order[at]
+        order = self._by_source.get(self._source.pop(node_id, ""), [])
+        at = bisect.bisect_left(order, key)
+        if at < len(order) and order[at] == key:
+            del order[at]
 
     def neighbours(self, node_id: str, gap: timedelta) -> list[str]:
         """The previous and next event of the same source, if within ``gap``."""
         key = self._key.get(node_id)
         if key is None:
             return []
-        source = self._source[node_id]
-        at = bisect.bisect_left(self._order, key)
+        order = self._by_source[self._source[node_id]]
+        at = bisect.bisect_left(order, key)
         found: list[str] = []
-        for step in (-1, 1):
-            pos = at + step
-            while 0 <= pos < len(self._order):
-                ts, other = self._order[pos]
-                if abs(ts - key[0]) > gap:
-                    break
-                if self._source.get(other) == source:
-                    found.append(other)
-                    break
-                pos += step
+        if at > 0 and key[0] - order[at - 1][0] <= gap:
+            found.append(order[at - 1][1])
+        if at + 1 < len(order) and order[at + 1][0] - key[0] <= gap:
+            found.append(order[at + 1][1])
         return found
