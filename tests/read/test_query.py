@@ -128,14 +128,14 @@ def test_kinds_filter(world: Builder) -> None:
 
 
 def test_event_ids_cite_grounding_events(world: Builder) -> None:
-    res = _ask(world, "twinge", k=10)
+    res = _ask(world, "twinge", ReadConfig(surfaced_cites=3), k=10)
     by_id = {i.node_id: i for i in res.items}
     assert by_id[_eid(world, "note-1")].event_ids == ["note-1"]
     assert set(by_id["c_teeth"].event_ids) == {"mail-1", "note-1", "cal-2"}
     assert by_id["c_teeth"].event_ids[0] == "note-1"  # the evidence that matched comes first
     # the intent is derived from the concept: its events are two evidence hops away
     assert set(by_id["i_book"].event_ids) <= {"mail-1", "note-1", "cal-2"}
-    bounded = _ask(world, "twinge", k=10, max_event_ids=1)
+    bounded = _ask(world, "twinge", ReadConfig(surfaced_cites=3), k=10, max_event_ids=1)
     assert all(len(i.event_ids) <= 1 for i in bounded.items)
     # a concept cites at most surfaced_cites events, its most relevant: a summary does not
     # spend the client's budget of cited events on members that do not answer the query
@@ -272,7 +272,8 @@ def test_reader_follows_new_events_without_rebuild(world: Builder) -> None:
 
 
 def test_concept_citations_put_matched_evidence_first(world: Builder) -> None:
-    res = _ask(world, "reimbursement form insurer", ReadConfig(contiguity=False), k=10)
+    cfg = ReadConfig(contiguity=False, surfaced_cites=3)
+    res = _ask(world, "reimbursement form insurer", cfg, k=10)
     concept = next(i for i in res.items if i.node_id == "c_teeth")
     assert concept.event_ids[0] == "cal-2"  # the matching turn, although mail-1's edge is stronger
     assert set(concept.event_ids) == {"mail-1", "note-1", "cal-2"}
