@@ -16,7 +16,7 @@ class ReadConfig(BaseModel):
     dense_weight: float = 0.1  # MiniLM trails BM25 on LoCoMo; 1:1 fusion hurt (docs/read_path.md)
     dense_min_cosine: float = 0.1  # dense hits below this are noise, not evidence
     feedback_weight: float = 0.3  # RRF weight of the pseudo-relevance-feedback dense search
-    feedback_hits: int = 3  # first fused hits whose centroid moves the query vector (5 drifted)
+    feedback_hits: int = 3  # first fused hits whose centroid moves the query vector (was 5)
     rank_decay: float = 1.0  # strength of the fused hit at rank r: 1 / (1 + (r - 1) * decay)
     # names: a name in more events than this is "common" (a speaker of every turn): it is
     # dropped from the BM25 query and links nothing; rarer names link events (the second hop)
@@ -38,7 +38,7 @@ class ReadConfig(BaseModel):
     max_fanout: int = 16  # edges followed per node (strongest first)
     max_subgraph: int = 250  # nodes in the expansion subgraph (400 ranked the same, slower)
     expansion_weight: float = 0.5
-    pagerank_weight: float = 0.8  # 0.4 trailed on multi-hop and open-domain (issue 16)
+    pagerank_weight: float = 0.8  # was 0.4; issue 16's second round (docs/read_path.md)
     pagerank_alpha: float = 0.85
     decay_per_day: float = 0.02  # edge weight decay, same lambda as consolidation
     # temporal contiguity: implicit links between events adjacent in the stream
