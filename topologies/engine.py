@@ -188,8 +188,7 @@ class FoldEngine:
             if memory.event_state(event.id) is not None:
                 return IngestResult(event.id, node_id, duplicate=True, event=event)
         vector = self.embedder.embed([event.text or event.id])[0]
-        memory.begin()
-        try:
+        with memory.transaction() as changes:
             node = event_to_node(event, node_id)
             cues = goals.signals_attr(goals.event_signals(node))
             memory.graph.add_node(
@@ -207,10 +206,6 @@ class FoldEngine:
             memory.set_event_state(event.id, "stored")
             now = self.stream_now(memory, event)
             memory.set_meta(CLOCK_KEY, now.isoformat())
-        except BaseException:
-            memory.rollback()
-            raise
-        changes = memory.commit()
         memory.entities.add_node(memory.graph.node(node_id))  # derived index, after commit
         return IngestResult(event.id, node_id, duplicate=False, changes=changes, event=event)
 
@@ -377,38 +372,29 @@ class FoldEngine:
         """Apply a planner's plan (within ``bounds``), then the engine's own steps, unbounded."""
         scope = FoldScope(memory.tenant, event.id, node_id, now)
         scope.touch(node_id)
-        memory.begin()
         try:
-            record_access(memory, context, now)
-            self.executor.apply(memory, plan, scope, bounds)
-            self.facts.apply(memory, scope, event)
-            self.consolidator.consolidate(memory, scope)
-            self.emergence.emerge(memory, scope)
-            memory.set_event_state(event.id, "folded")
-            memory.set_meta(EVENTS_FOLDED_KEY, int(memory.meta.get(EVENTS_FOLDED_KEY, 0)) + 1)
-            count_planner(memory, plan.planner)
+            with memory.transaction() as changes:  # any exception rolls the whole fold back
+                record_access(memory, context, now)
+                self.executor.apply(memory, plan, scope, bounds)
+                self.facts.apply(memory, scope, event)
+                self.consolidator.consolidate(memory, scope)
+                self.emergence.emerge(memory, scope)
+                memory.set_event_state(event.id, "folded")
+                memory.set_meta(EVENTS_FOLDED_KEY, int(memory.meta.get(EVENTS_FOLDED_KEY, 0)) + 1)
+                count_planner(memory, plan.planner)
         except PlanRejectedError:
-            memory.rollback()
             raise
         except Exception as exc:
-            memory.rollback()
             raise PlanRejectedError(f"{type(exc).__name__}: {exc}") from exc
-        except BaseException:  # KeyboardInterrupt etc.: never leave the transaction open
-            memory.rollback()
-            raise
-        return memory.commit(), scope
+        return changes, scope
 
     def _mark_folded(self, memory: TenantMemory, event: RawEvent) -> ChangeSet:
         """Last resort: the stored EVENT node stays, the event counts as folded."""
-        memory.begin()
-        try:
+        with memory.transaction() as changes:
             memory.set_event_state(event.id, "folded")
             memory.set_meta(EVENTS_FOLDED_KEY, int(memory.meta.get(EVENTS_FOLDED_KEY, 0)) + 1)
             count_planner(memory, "none")
-        except BaseException:
-            memory.rollback()
-            raise
-        return memory.commit()
+        return changes
 
     def _messages(self, memory: TenantMemory, scope: FoldScope) -> list[IntentMessage]:
         messages = []
@@ -450,21 +436,12 @@ class FoldEngine:
                 f"intent {intent_id} cannot go from {node.status.value} to {status.value}"
             )
         scope = FoldScope(memory.tenant, "", None, now)
-        memory.begin()
-        try:
+        with memory.transaction() as changes:
             self.emergence.set_status(memory, scope, node.id, status, note)
-        except BaseException:
-            memory.rollback()
-            raise
-        changes = memory.commit()
         return changes, self._messages(memory, scope)
 
     def sweep(self, memory: TenantMemory, now: datetime) -> ChangeSet:
         """The periodic decay sweep: prune edges whose decayed weight fell below the floor."""
-        memory.begin()
-        try:
+        with memory.transaction() as changes:
             self.consolidator.sweep(memory, now)
-        except BaseException:
-            memory.rollback()
-            raise
-        return memory.commit()
+        return changes

@@ -20,8 +20,7 @@ to persist (store, lexical index and Kafka changelogs all apply ChangeSets).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -102,7 +101,7 @@ def set_layers(
             raise PrivacyError(f"unknown layer {name!r}; known: {', '.join(LAYERS)}")
     current = layers(memory)
     wanted = {**current, **{k: bool(v) for k, v in changes.items()}}
-    with _transaction(memory):
+    with memory.transaction() as committed:
         if wanted != current or LAYERS_KEY not in memory.meta:
             memory.set_meta(LAYERS_KEY, wanted)
         if purge:
@@ -116,7 +115,7 @@ def set_layers(
                 report = DeletionReport(tenant=memory.tenant, action="purge_layers")
                 _delete_nodes(memory, doomed, report, now or _wall(), embedder=embedder)
                 _audit(memory, actor, report, now)
-    return memory.commit()
+    return committed
 
 
 # ------------------------------------------------------------------ tombstones
@@ -256,7 +255,7 @@ def delete_event(
         action="forget_event",
         event_hashes=[event_hash(memory.tenant, event_id)],
     )
-    with _transaction(memory):
+    with memory.transaction() as changes:
         revisions = _revisions(memory, event_id)  # the event and its edited versions
         seeds = {node_id for node_id, _ in revisions}
         report.found = bool(seeds) or memory.event_state(event_id) is not None
@@ -277,7 +276,7 @@ def delete_event(
             memory.set_meta(key, None)
         memory.set_meta(f"{TOMBSTONE_PREFIX}{report.event_hashes[0]}", {"at": when.isoformat()})
         _audit(memory, actor, report, when)
-    report.changes = memory.commit()
+    report.changes = changes
     log.info(
         "event_forgotten",
         tenant=memory.tenant,
@@ -318,10 +317,10 @@ def delete_node(
         return delete_event(memory, node.source_event_id, actor=actor, now=now, embedder=embedder)
     when = now or _wall()
     report = DeletionReport(tenant=memory.tenant, action="forget_node")
-    with _transaction(memory):
+    with memory.transaction() as changes:
         _delete_nodes(memory, cascade(memory, {node.id}), report, when, embedder=embedder)
         _audit(memory, actor, report, when)
-    report.changes = memory.commit()
+    report.changes = changes
     return report
 
 
@@ -338,7 +337,7 @@ def forget_tenant(
     }
     report.event_hashes = sorted(event_hash(memory.tenant, e) for e in event_ids)
     report.event_ids = sorted(event_ids)
-    with _transaction(memory):
+    with memory.transaction() as changes:
         _delete_nodes(memory, {n.id for n in memory.graph.nodes()}, report, when, relink=False)
         for absorbed in list(memory.graph.aliases):
             memory.graph.remove_alias(absorbed)
@@ -354,7 +353,7 @@ def forget_tenant(
         for digest in report.event_hashes:
             memory.set_meta(f"{TOMBSTONE_PREFIX}{digest}", {"at": when.isoformat()})
         _audit(memory, actor, report, when, ids=False)
-    report.changes = memory.commit()
+    report.changes = changes
     log.info(
         "tenant_forgotten",
         tenant=memory.tenant,
@@ -374,17 +373,6 @@ def audit_log(memory: TenantMemory) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------- internals
 def _wall() -> datetime:
     return datetime.now(UTC)
-
-
-@contextmanager
-def _transaction(memory: TenantMemory) -> Iterator[None]:
-    """Open the tenant transaction; roll it back if the body raises (the caller commits)."""
-    memory.begin()
-    try:
-        yield
-    except BaseException:
-        memory.rollback()
-        raise
 
 
 def _delete_nodes(

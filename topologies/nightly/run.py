@@ -317,40 +317,36 @@ def _run(
 ) -> NightlyReport:
     started = time.perf_counter()
     report = NightlyReport(memory.tenant, now, inductor=inductor)
-    memory.begin()
     try:
-        night = _Night(engine, memory, now, budget_s, config, report)
-        report.layers = dict(night.layers)
-        if contexts is not None:
-            report.fresh_facts, ctxs = contexts
-            clusters = [c.fact_ids for c in ctxs]
-        else:
-            report.fresh_facts, clusters = _clusters(memory, config.cluster)
-        report.clusters = len(clusters)
-        if night.layers["concepts"] or night.layers["intents"]:
-            for index, fact_ids in enumerate(clusters):
+        with memory.transaction() as changes:
+            night = _Night(engine, memory, now, budget_s, config, report)
+            report.layers = dict(night.layers)
+            if contexts is not None:
+                report.fresh_facts, ctxs = contexts
+                clusters = [c.fact_ids for c in ctxs]
+            else:
+                report.fresh_facts, clusters = _clusters(memory, config.cluster)
+            report.clusters = len(clusters)
+            if night.layers["concepts"] or night.layers["intents"]:
+                for index, fact_ids in enumerate(clusters):
+                    if night.out_of_time():
+                        report.truncated = True
+                        break
+                    # rebuilt per cluster: it sees the schemas this night already wrote
+                    ctx = build_context(memory, index, [f for f in fact_ids if f in memory.graph])
+                    night.induce(ctx, (proposals or {}).get(index))
+                    report.clusters_done += 1
+            if night.layers["core_schemas"] and night.layers["concepts"]:
                 if night.out_of_time():
                     report.truncated = True
-                    break
-                # rebuilt per cluster: it sees the schemas this night already wrote
-                ctx = build_context(memory, index, [f for f in fact_ids if f in memory.graph])
-                night.induce(ctx, (proposals or {}).get(index))
-                report.clusters_done += 1
-        if night.layers["core_schemas"] and night.layers["concepts"]:
-            if night.out_of_time():
-                report.truncated = True
-            else:
-                night.sweep()
-        report.seconds = time.perf_counter() - started
-        memory.set_meta(LAST_RUN_KEY, {"now": now.isoformat(), **report.summary()})
+                else:
+                    night.sweep()
+            report.seconds = time.perf_counter() - started
+            memory.set_meta(LAST_RUN_KEY, {"now": now.isoformat(), **report.summary()})
     except Exception as exc:
-        memory.rollback()
         log.error("nightly_failed", tenant=memory.tenant, error=str(exc))
         raise NightlyError(f"nightly run for {memory.tenant!r} failed: {exc}") from exc
-    except BaseException:
-        memory.rollback()
-        raise
-    report.changes = memory.commit()
+    report.changes = changes
     for scope in night.scopes:
         report.messages.extend(engine._messages(memory, scope))
     log.info("nightly_done", **report.summary())
