@@ -164,7 +164,7 @@ class KafkaHub:
     def reader(self) -> Reader:
         """The read path (lexical indexes, timelines), built on first use, kept in step."""
         if self._reader is None:
-            self._reader = Reader(self.engine.embedder)
+            self._reader = Reader(self.engine.embedder, self.engine.config)
         return self._reader
 
     def follow(self, changes: Iterable[ChangeSet]) -> None:

@@ -156,7 +156,7 @@ class MemoryHub:
     def reader(self) -> Reader:
         """The read path (lexical indexes, timelines), built on first use, kept in step."""
         if self._reader is None:
-            self._reader = Reader(self.engine.embedder)
+            self._reader = Reader(self.engine.embedder, self.engine.config)
         return self._reader
 
     def memory(self, tenant: str, *, create: bool = False) -> TenantMemory:

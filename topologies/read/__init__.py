@@ -4,7 +4,7 @@ No LLM is ever called here. Entry points: :func:`query` and :func:`recall` (or a
 :class:`Reader`, which keeps one incremental lexical index per tenant).
 """
 
-from topologies.read.config import ReadConfig
+from topologies.config import ReadConfig
 from topologies.read.lexical import LexicalIndex
 from topologies.read.reader import Reader, query, recall
 from topologies.read.recall_model import consolidation_step, recall_probability
