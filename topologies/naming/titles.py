@@ -21,6 +21,7 @@ from datetime import datetime
 import numpy as np
 
 from schemas.graph import Node
+from topologies.lexicon import MONTH_ABBREVIATIONS, STOPWORDS
 from topologies.naming.labels import Embed, Matrix, surface
 from topologies.naming.phrases import (
     CARRY_VERBS,
@@ -29,7 +30,7 @@ from topologies.naming.phrases import (
     is_informative_title,
     name_words,
 )
-from topologies.text import STOPWORDS, find_dates, zipf
+from topologies.text import find_dates, zipf
 
 MAX_CANDIDATES = 6  # actions embedded per title (the best by coverage first)
 COVERAGE_WEIGHT = 0.3  # share of evidence events that speak of the object
@@ -47,17 +48,16 @@ MAX_TITLE_WORDS = 14
 TITLE_BASE_CHARS = 280  # room left for the suffix within the schema's label bound
 MAX_CITED = 4  # events named in a description
 
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _BY_SUFFIX = re.compile(r" \(by \d{1,2} [A-Z][a-z]{2}\)$")
 _DUE_SENTENCE = re.compile(r"(^|\n)(Due by|Deadline:) [^\n]*$")
 
 
 def _short_date(when: datetime) -> str:
-    return f"{when.day} {_MONTHS[when.month - 1]}"
+    return f"{when.day} {MONTH_ABBREVIATIONS[when.month - 1]}"
 
 
 def _long_date(when: datetime) -> str:
-    return f"{when.day} {_MONTHS[when.month - 1]} {when.year}"
+    return f"{when.day} {MONTH_ABBREVIATIONS[when.month - 1]} {when.year}"
 
 
 def with_deadline(title: str, deadline: datetime) -> str:
