@@ -22,6 +22,8 @@ checked that it owns the tenant's partition, then waits for the changelog sends
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import structlog
 
 from stream_app.kafka_state import KafkaTenantState
@@ -52,14 +54,16 @@ def forget_event_kafka(
     actor: str,
     embedder: Embedder | None = None,
 ) -> DeletionReport:
-    report = delete_event(state.memory(tenant), event_id, actor=actor, embedder=embedder)
+    report = delete_event(
+        state.memory(tenant), event_id, actor=actor, now=datetime.now(UTC), embedder=embedder
+    )
     if report.changes is not None:
         write_hard_delete(state, report.changes)
     return report
 
 
 def forget_tenant_kafka(state: KafkaTenantState, tenant: str, actor: str) -> DeletionReport:
-    report = forget_tenant(state.memory(tenant), actor=actor)
+    report = forget_tenant(state.memory(tenant), actor=actor, now=datetime.now(UTC))
     if report.changes is not None:
         write_hard_delete(state, report.changes)
     return report
@@ -75,7 +79,14 @@ def set_layers_kafka(
     embedder: Embedder | None = None,
 ) -> ChangeSet:
     """Opt layers in or out; what a purge deletes is tombstoned at once like a hard delete."""
-    written = set_layers(state.memory(tenant), changes, purge=purge, actor=actor, embedder=embedder)
+    written = set_layers(
+        state.memory(tenant),
+        changes,
+        purge=purge,
+        actor=actor,
+        now=datetime.now(UTC),
+        embedder=embedder,
+    )
     if not written.empty:
         write_hard_delete(state, written)
     return written

@@ -161,14 +161,16 @@ async def _forget(
 
 async def forget_event(hub: MemoryHub, tenant: str, event_id: str, actor: str) -> DeletionReport:
     def op(memory: TenantMemory) -> DeletionReport:
-        return delete_event(memory, event_id, actor=actor, embedder=hub.engine.embedder)
+        return delete_event(
+            memory, event_id, actor=actor, now=datetime.now(UTC), embedder=hub.engine.embedder
+        )
 
     return await _forget(hub, tenant, op, "event_forgotten", create=True)
 
 
 async def forget_whole_tenant(hub: MemoryHub, tenant: str, actor: str) -> DeletionReport:
     def op(memory: TenantMemory) -> DeletionReport:
-        return forget_tenant(memory, actor=actor)
+        return forget_tenant(memory, actor=actor, now=datetime.now(UTC))
 
     return await _forget(hub, tenant, op, "tenant_forgotten", create=False)
 
@@ -179,7 +181,14 @@ async def change_layers(
     await _locked_write(
         hub,
         tenant,
-        lambda m: set_layers(m, changes, purge=purge, actor=actor, embedder=hub.engine.embedder),
+        lambda m: set_layers(
+            m,
+            changes,
+            purge=purge,
+            actor=actor,
+            now=datetime.now(UTC),
+            embedder=hub.engine.embedder,
+        ),
         lambda c: c,
     )
     from topologies.privacy import layers
@@ -188,13 +197,13 @@ async def change_layers(
 
 
 def export(hub: MemoryHub, tenant: str) -> dict[str, Any]:
-    return export_tenant(hub.view(tenant))
+    return export_tenant(hub.view(tenant), datetime.now(UTC))
 
 
 def llm_inductor(engine: Any) -> LLMInductor | None:
-    """The nightly LLM inductor, on the LLM planner's client when one is configured."""
-    client = getattr(engine.planner, "client", None)
-    return LLMInductor(client) if client is not None and hasattr(client, "complete_json") else None
+    """The nightly LLM inductor the engine was built with (None: deterministic induction)."""
+    inductor: LLMInductor | None = engine.inductor
+    return inductor
 
 
 async def run_night(

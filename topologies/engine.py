@@ -36,10 +36,13 @@ from topologies.consolidation import Consolidator
 from topologies.context import assemble_context, record_access
 from topologies.embedding import Embedder
 from topologies.executor import PlanExecutor
+from topologies.facts.llm_extract import model_fact_step
 from topologies.facts.step import FactStep
 from topologies.intents import IntentEmergence, intent_view
+from topologies.llm.completer import JsonCompleter
 from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id
 from topologies.naming import Namer
+from topologies.nightly.induce import LLMInductor
 from topologies.plan_bounds import PlanBounds
 from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest
 from topologies.privacy import check_not_forgotten
@@ -143,7 +146,12 @@ class FoldEngine:
         config: EngineConfig | None = None,
         fallback: Planner | None = None,
         namer: Namer | None = None,
+        completer: JsonCompleter | None = None,
+        facts: FactStep | None = None,
     ) -> None:
+        """``completer``: the model the LLM tasks besides planning use (fact extraction and
+        reconciliation, nightly induction); None: those steps run on rules only. ``facts``: a
+        fact step of the caller's own instead of the one built for ``completer``."""
         self.embedder = embedder
         self.planner = planner
         self.fallback = fallback
@@ -153,7 +161,8 @@ class FoldEngine:
         self.namer = namer or getattr(planner, "namer", None) or Namer(embedder)
         self.consolidator = Consolidator(self.executor, self.config, self.namer)
         self.emergence = IntentEmergence(self.executor, embedder, self.config, self.namer)
-        self.facts = FactStep(embedder)  # DCPM System 1 (issue 7); skipped if layer off
+        self.facts = facts or model_fact_step(embedder, planner, completer)  # layer off: skipped
+        self.inductor = LLMInductor(completer) if completer is not None else None  # nightly
 
     def new_memory(self, tenant: str) -> TenantMemory:
         return TenantMemory(tenant, self.embedder.dim, self.config.ann)
@@ -341,7 +350,7 @@ class FoldEngine:
             result.planner = planner.name
             result.ops = len(plan.ops)
             result.changes.append(changes)
-            result.messages = self._messages(memory, scope)
+            result.messages = self.intent_messages(memory, scope)
             break
         else:
             result.status, result.planner = "empty", "empty"
@@ -349,7 +358,7 @@ class FoldEngine:
                 changes, scope = self._apply(
                     memory, event, node_id, vector, context, UpdatePlan(planner="empty"), now
                 )
-                result.messages = self._messages(memory, scope)
+                result.messages = self.intent_messages(memory, scope)
             except PlanRejectedError as exc:  # consolidation itself failed: keep the raw event
                 log.error("fold_failed", tenant=memory.tenant, event_id=event.id, error=str(exc))
                 result.error = str(exc)
@@ -396,7 +405,8 @@ class FoldEngine:
             count_planner(memory, "none")
         return changes
 
-    def _messages(self, memory: TenantMemory, scope: FoldScope) -> list[IntentMessage]:
+    def intent_messages(self, memory: TenantMemory, scope: FoldScope) -> list[IntentMessage]:
+        """One message per intent the scope created or moved to another status."""
         messages = []
         for intent_id, previous in scope.intent_changes.items():
             node = memory.graph.get(intent_id)
@@ -438,7 +448,7 @@ class FoldEngine:
         scope = FoldScope(memory.tenant, "", None, now)
         with memory.transaction() as changes:
             self.emergence.set_status(memory, scope, node.id, status, note)
-        return changes, self._messages(memory, scope)
+        return changes, self.intent_messages(memory, scope)
 
     def sweep(self, memory: TenantMemory, now: datetime) -> ChangeSet:
         """The periodic decay sweep: prune edges whose decayed weight fell below the floor."""

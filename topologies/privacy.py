@@ -14,7 +14,9 @@
   (node ids and hashed event ids), counts; never content.
 
 Every function that writes opens and commits its own transaction and returns the ChangeSet
-to persist (store, lexical index and Kafka changelogs all apply ChangeSets).
+to persist (store, lexical index and Kafka changelogs all apply ChangeSets). The time an
+audit entry, a tombstone or an export carries (``now``) is the caller's: the runtime passes the
+wall clock of the request.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import structlog
@@ -92,7 +94,7 @@ def set_layers(
     *,
     purge: bool = False,
     actor: str = "user",
-    now: datetime | None = None,
+    now: datetime,
     embedder: Embedder | None = None,
 ) -> ChangeSet:
     """Opt layers in or out. ``purge`` also deletes what a disabled layer already holds."""
@@ -113,7 +115,7 @@ def set_layers(
             }
             if doomed:
                 report = DeletionReport(tenant=memory.tenant, action="purge_layers")
-                _delete_nodes(memory, doomed, report, now or _wall(), embedder=embedder)
+                _delete_nodes(memory, doomed, report, now, embedder=embedder)
                 _audit(memory, actor, report, now)
     return committed
 
@@ -137,8 +139,9 @@ def check_not_forgotten(memory: TenantMemory, event_id: str) -> None:
 
 
 # ---------------------------------------------------------------------- export
-def export_tenant(memory: TenantMemory) -> dict[str, Any]:
-    """Everything held about the tenant, JSON-ready. Inferred layers are marked inferred."""
+def export_tenant(memory: TenantMemory, now: datetime) -> dict[str, Any]:
+    """Everything held about the tenant at ``now``, JSON-ready. Inferred layers are marked
+    inferred."""
     nodes = []
     for node in sorted(memory.graph.nodes(), key=lambda n: (n.kind.value, n.id)):
         data = node.model_dump(mode="json")
@@ -151,7 +154,7 @@ def export_tenant(memory: TenantMemory) -> dict[str, Any]:
     meta = {k: v for k, v in memory.meta.items() if not k.startswith(TOMBSTONE_PREFIX)}
     return {
         "tenant": memory.tenant,
-        "exported_at": _wall().isoformat(),
+        "exported_at": now.isoformat(),
         "layers": layers(memory),
         "counts": {
             layer: sum(1 for n in nodes if n["layer"] == layer)
@@ -245,11 +248,11 @@ def delete_event(
     event_id: str,
     *,
     actor: str = "user",
-    now: datetime | None = None,
+    now: datetime,
     embedder: Embedder | None = None,
 ) -> DeletionReport:
     """Hard delete of one RawEvent id with its cascade; the id is tombstoned either way."""
-    when = now or _wall()
+    when = now
     report = DeletionReport(
         tenant=memory.tenant,
         action="forget_event",
@@ -304,7 +307,7 @@ def delete_node(
     node_id: str,
     *,
     actor: str = "user",
-    now: datetime | None = None,
+    now: datetime,
     embedder: Embedder | None = None,
 ) -> DeletionReport:
     """Remove one inferred node (a schema, intent or fact the user rejects) and its cascade."""
@@ -315,7 +318,7 @@ def delete_node(
         if node.source_event_id is None:
             raise PrivacyError("an EVENT node without its RawEvent id cannot be deleted here")
         return delete_event(memory, node.source_event_id, actor=actor, now=now, embedder=embedder)
-    when = now or _wall()
+    when = now
     report = DeletionReport(tenant=memory.tenant, action="forget_node")
     with memory.transaction() as changes:
         _delete_nodes(memory, cascade(memory, {node.id}), report, when, embedder=embedder)
@@ -324,12 +327,10 @@ def delete_node(
     return report
 
 
-def forget_tenant(
-    memory: TenantMemory, *, actor: str = "user", now: datetime | None = None
-) -> DeletionReport:
+def forget_tenant(memory: TenantMemory, *, now: datetime, actor: str = "user") -> DeletionReport:
     """Delete everything held about the tenant. Hashed tombstones of its event ids and the
     audit log are kept, so a replayed stream cannot bring the content back."""
-    when = now or _wall()
+    when = now
     report = DeletionReport(tenant=memory.tenant, action="forget_tenant")
     event_ids = set(memory.event_states)
     event_ids |= {
@@ -371,10 +372,6 @@ def audit_log(memory: TenantMemory) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------- internals
-def _wall() -> datetime:
-    return datetime.now(UTC)
-
-
 def _delete_nodes(
     memory: TenantMemory,
     doomed: Iterable[str],
@@ -532,14 +529,14 @@ def _audit(
     memory: TenantMemory,
     actor: str,
     report: DeletionReport,
-    when: datetime | None,
+    when: datetime,
     ids: bool = True,
 ) -> None:
     seq = int(memory.meta.get(AUDIT_SEQ_KEY, 0)) + 1
     memory.set_meta(AUDIT_SEQ_KEY, seq)
     entry: dict[str, Any] = {
         "seq": seq,
-        "at": (when or _wall()).isoformat(),
+        "at": when.isoformat(),
         "actor": actor,
         "action": report.action,
         "event_hashes": report.event_hashes[:1000],

@@ -29,6 +29,7 @@ from schemas.errors import FoldmemError, PlanRejectedError
 from schemas.graph import EdgeKind, NodeKind
 from schemas.intents import IntentMessage
 from schemas.plans import AddEdge, AddNode, PlanOp, UpdatePlan
+from topologies.engine import FoldEngine
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.nightly.cluster import ClusterConfig, cluster_config_for, two_stage_dbscan
 from topologies.nightly.induce import (
@@ -104,7 +105,7 @@ class NightlyReport:
         }
 
 
-def default_config(engine: Any) -> NightlyConfig:
+def default_config(engine: FoldEngine) -> NightlyConfig:
     """SPEC parameters, with DBSCAN eps calibrated for the engine's embedder when measured."""
     return NightlyConfig(cluster=cluster_config_for(engine.embedder.model_id))
 
@@ -140,7 +141,7 @@ class _Night:
 
     def __init__(
         self,
-        engine: Any,
+        engine: FoldEngine,
         memory: TenantMemory,
         now: datetime,
         budget_s: float,
@@ -154,7 +155,7 @@ class _Night:
         self.config = config
         self.report = report
         self.layers = layers(memory)
-        namer = getattr(engine, "namer", None)
+        namer = engine.namer
         self.fallback = DeterministicInductor(config.induction, namer)
         self.scopes: list[FoldScope] = []
 
@@ -306,7 +307,7 @@ def _prepare(memory: TenantMemory, config: NightlyConfig) -> tuple[int, list[Clu
 
 
 def _run(
-    engine: Any,
+    engine: FoldEngine,
     memory: TenantMemory,
     now: datetime,
     budget_s: float,
@@ -348,13 +349,13 @@ def _run(
         raise NightlyError(f"nightly run for {memory.tenant!r} failed: {exc}") from exc
     report.changes = changes
     for scope in night.scopes:
-        report.messages.extend(engine._messages(memory, scope))
+        report.messages.extend(engine.intent_messages(memory, scope))
     log.info("nightly_done", **report.summary())
     return report
 
 
 def run_nightly(
-    engine: Any,
+    engine: FoldEngine,
     memory: TenantMemory,
     now: datetime,
     budget_s: float = 30.0,
@@ -374,7 +375,7 @@ def run_nightly(
 
 
 async def run_nightly_async(
-    engine: Any,
+    engine: FoldEngine,
     memory: TenantMemory,
     now: datetime,
     budget_s: float = 120.0,

@@ -57,6 +57,8 @@ from topologies.vector_index import Vector
 
 log = structlog.get_logger(__name__)
 
+NO_CLOCK = datetime(1970, 1, 1, tzinfo=UTC)  # "now" of a memory that has seen no event
+
 CLOCK_KEY = "clock"  # the engine's stream clock (topologies.engine.CLOCK_KEY)
 
 
@@ -112,11 +114,13 @@ class _Signals:
 
 
 def stream_now(memory: TenantMemory) -> datetime:
+    """The tenant's stream clock (never the wall clock). A memory without events has none: its
+    queries are dated at the epoch, where nothing is."""
     clock = memory.meta.get(CLOCK_KEY)
     if clock:
         return datetime.fromisoformat(str(clock))
     latest = max((n.ts for n in memory.graph.nodes(NodeKind.EVENT) if n.ts), default=None)
-    return latest or datetime.now(UTC)
+    return latest or NO_CLOCK
 
 
 class Reader:
