@@ -1,4 +1,5 @@
-"""Engine parameters (SPEC sections 2 and 4), built by stream_app.settings or by tests."""
+"""Engine parameters, one tree (docs/DESIGN.md sections 3 to 8), built by stream_app.settings
+or by tests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Proactive context assembly (SPEC 2.2, CogniFold Eq. 1 and Table 8).
+"""Proactive context assembly (docs/DESIGN.md section 3; CogniFold Eq. 1 and Table 8).
 
 Candidates are bounded, never a full-graph pass:
 

@@ -1,4 +1,4 @@
-"""The fold: one event into one tenant's memory (SPEC section 2).
+"""The fold: one event into one tenant's memory (docs/DESIGN.md section 3).
 
 1. ``ingest``: validate, dedup by event id, store the EVENT node verbatim (own transaction,
    committed before any planner runs: a planner failure never loses input).
@@ -183,7 +183,7 @@ class FoldEngine:
         """Dedup and store the raw event as an EVENT node. Commits on its own."""
         if event.tenant != memory.tenant:
             raise PlanRejectedError(f"event for tenant {event.tenant!r} sent to {memory.tenant!r}")
-        check_not_forgotten(memory, event.id)  # hard-deleted ids are refused (issue 7)
+        check_not_forgotten(memory, event.id)  # hard-deleted ids are refused (privacy.py)
         fingerprint = event_fingerprint(event)
         node_id = event_node_id(memory.tenant, event.id)
         previous: Node | None = None

@@ -1,4 +1,4 @@
-"""The user's control over what foldmem holds (DCPM section 6; issue 7 part 3).
+"""The user's control over what foldmem holds (docs/DESIGN.md section 9; DCPM section 6).
 
 - **Layers**: per-tenant opt-in for the inferred layers ``facts``, ``concepts``, ``intents``,
   ``core_schemas`` (stored in ``memory.meta["privacy.layers"]``; core schemas OFF by default).

@@ -106,7 +106,7 @@ class NightlyReport:
 
 
 def default_config(engine: FoldEngine) -> NightlyConfig:
-    """SPEC parameters, with DBSCAN eps calibrated for the engine's embedder when measured."""
+    """DCPM's parameters, with DBSCAN eps calibrated for the engine's embedder when measured."""
     return NightlyConfig(cluster=cluster_config_for(engine.embedder.model_id))
 
 

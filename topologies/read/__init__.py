@@ -1,4 +1,4 @@
-"""The read path (SPEC section 4): hybrid retrieval, graph expansion, chains, cued recall.
+"""The read path (docs/DESIGN.md section 8): hybrid retrieval, graph expansion, chains, cued recall.
 
 No LLM is ever called here. Entry points: :func:`query` and :func:`recall` (or a
 :class:`Reader`, which keeps one incremental lexical index per tenant).
