@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from schemas.errors import ConfigError
-from stream_app.admission import Admission
-from stream_app.hub import MemoryHub
-from stream_app.interlock import TenantLocks
-from stream_app.outputs import ConsoleOutput, IntentOutput, JsonlFileOutput
+from stream_app.embedded.hub import MemoryHub
+from stream_app.embedded.interlock import TenantLocks
+from stream_app.embedded.store import Store
+from stream_app.ingest.admission import Admission
+from stream_app.outbox.outputs import ConsoleOutput, IntentOutput, JsonlFileOutput
 from stream_app.settings import Settings
-from stream_app.store import Store
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder, HashingEmbedder, MiniLmOnnxEmbedder, OpenAIEmbedder
 from topologies.engine import FoldEngine
@@ -91,10 +91,10 @@ def build_engine(settings: Settings, embedder: Embedder | None = None) -> FoldEn
 
 def default_outputs(settings: Settings, stream: TextIO | None = None) -> list[IntentOutput]:
     """Print each intent message and append it to DATA_DIR/intents.jsonl (and POST it to
-    FOLDMEM_WEBHOOK_URL when set, see stream_app.notify)."""
+    FOLDMEM_WEBHOOK_URL when set, see stream_app.outbox.notify)."""
     outputs: list[IntentOutput] = [ConsoleOutput(stream), JsonlFileOutput(settings.intents_path)]
     if settings.webhook_url:
-        from stream_app.notify import webhook_output
+        from stream_app.outbox.notify import webhook_output
 
         outputs.append(webhook_output(settings))
     return outputs

@@ -13,7 +13,7 @@ import httpx
 import pytest
 import structlog
 
-from stream_app import api_read
+from stream_app.api import read as api_read
 from stream_app.logging import configure_logging
 from tests.app.conftest import app_settings
 from tests.app.test_api import LiveApi

@@ -14,11 +14,11 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from stream_app.cli import build_app
+from stream_app.cli.app import build_app
+from stream_app.embedded.hub import MemoryHub
+from stream_app.embedded.runner import Runner, RunOptions, RunStats
 from stream_app.factory import build_hub
-from stream_app.hub import MemoryHub
-from stream_app.outputs import ConsoleOutput, JsonlFileOutput
-from stream_app.runner import Runner, RunOptions, RunStats
+from stream_app.outbox.outputs import ConsoleOutput, JsonlFileOutput
 from stream_app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,10 +18,10 @@ from connectors.base import BadItem
 from connectors.detect import open_source
 from connectors.sinks import verify_signature
 from schemas.events import RawEvent
+from stream_app.embedded.runner import Runner, RunOptions
+from stream_app.embedded.store import Store
 from stream_app.factory import build_hub, close_outputs, default_outputs
-from stream_app.ingest import Ledger
-from stream_app.runner import Runner, RunOptions
-from stream_app.store import Store
+from stream_app.ingest.importer import Ledger
 from tests.app.conftest import SAMPLE, app_settings, invoke
 from tests.webhook_receiver import WebhookReceiver, receiving
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from schemas.errors import StoreError
 from schemas.events import RawEvent
+from stream_app.embedded.runner import DeadLetter
+from stream_app.embedded.store import Store
 from stream_app.factory import build_hub
-from stream_app.ingest import EmbeddedTarget, Importer, Ledger
-from stream_app.runner import DeadLetter
-from stream_app.store import Store
+from stream_app.ingest.importer import EmbeddedTarget, Importer, Ledger
 from tests.app.conftest import app_settings, make_stream, write_jsonl
 
 

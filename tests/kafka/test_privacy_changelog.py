@@ -8,8 +8,8 @@ from typing import Any, NamedTuple
 import orjson
 
 from schemas.graph import NodeKind
-from stream_app.kafka_privacy import forget_event_kafka, forget_tenant_kafka
-from stream_app.kafka_state import KafkaTenantState
+from stream_app.kafka.privacy import forget_event_kafka, forget_tenant_kafka
+from stream_app.kafka.state import KafkaTenantState
 from tests.facts.helpers import REVISIONS, engine, stance_stream
 from topologies.embedding import HashingEmbedder
 

@@ -11,9 +11,9 @@ import httpx
 import orjson
 import pytest
 
-from stream_app.api import create_app
-from stream_app.hub import MemoryHub
-from stream_app.privacy_hub import consolidate, forget_event, forget_whole_tenant
+from stream_app.api.app import create_app
+from stream_app.embedded.hub import MemoryHub
+from stream_app.embedded.privacy import consolidate, forget_event, forget_whole_tenant
 from stream_app.settings import Settings
 from tests.app.conftest import app_settings, invoke, quiet_hub
 from tests.facts.helpers import REVISIONS, stance_stream
@@ -214,7 +214,7 @@ async def test_hub_helpers_directly(data_dir: Path) -> None:
 
 
 async def test_nightly_runs_when_idle_and_due(data_dir: Path) -> None:
-    from stream_app.privacy_hub import nightly_if_due
+    from stream_app.embedded.privacy import nightly_if_due
 
     settings = app_settings(data_dir)
     hub = await _hub_with_stream(settings)

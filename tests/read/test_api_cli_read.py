@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from schemas.events import RawEvent
-from stream_app.api import create_app
-from stream_app.cli import build_app
+from stream_app.api.app import create_app
+from stream_app.cli.app import build_app
 from stream_app.factory import build_hub
 from stream_app.settings import Settings
 

@@ -3,7 +3,7 @@
 To plug in a router, add its module to :data:`ROUTER_MODULES`. A module provides either
 ``register(app: FastAPI) -> None`` or ``router: APIRouter``; its routes get the bearer-token
 dependency (unless it registers them itself) and find the hub with
-``stream_app.api_core.get_hub``. A listed module that does not exist (yet) is skipped.
+``stream_app.api.core.get_hub``. A listed module that does not exist (yet) is skipped.
 """
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from schemas.errors import ConfigError, FoldmemError, NotFoundError
-from stream_app import api_errors
-from stream_app.api_core import health_router, require_token, router
-from stream_app.api_guard import guard_middleware
-from stream_app.hub import MemoryHub
+from stream_app.api import errors as api_errors
+from stream_app.api.core import health_router, require_token, router
+from stream_app.api.guard import guard_middleware
+from stream_app.embedded.hub import MemoryHub
 from stream_app.settings import Settings, is_loopback
 
 log = structlog.get_logger(__name__)
 
 ROUTER_MODULES: list[str] = [
-    "stream_app.api_read",  # read path: query / recall
-    "stream_app.api_ingest",  # HTTP event ingest
-    "stream_app.api_metrics",  # Prometheus metrics
-    "stream_app.api_privacy",  # issue 7: layers, export, hard delete, forget, consolidate
+    "stream_app.api.read",  # read path: query / recall
+    "stream_app.api.ingest",  # HTTP event ingest
+    "stream_app.api.metrics",  # Prometheus metrics
+    "stream_app.api.privacy",  # issue 7: layers, export, hard delete, forget, consolidate
 ]
 
 

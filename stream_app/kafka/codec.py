@@ -1,6 +1,6 @@
 """Byte encodings of the Kafka deployment: table keys, versioned table records, messages.
 
-The state table (see :mod:`stream_app.kafka_state`) holds one record per stored item of a
+The state table (see :mod:`stream_app.kafka.state`) holds one record per stored item of a
 tenant, keyed ``tenant 0x1F kind 0x1F item-key``. Kinds:
 
 ========  ===========================  ======================================

@@ -55,8 +55,8 @@ def query_command(
     as_json: Json = False,
 ) -> None:
     """Search a tenant's memory (BM25 + dense + graph; never an LLM); cites event ids."""
-    from stream_app.api_read import run_query
-    from stream_app.cli import cli_errors, settings_for
+    from stream_app.api.read import run_query
+    from stream_app.cli.app import cli_errors, settings_for
     from stream_app.factory import open_hub
 
     @cli_errors
@@ -88,8 +88,8 @@ def recall_command(
     as_json: Json = False,
 ) -> None:
     """Cued recall (Hou et al.): memories with p >= threshold; records the recall."""
-    from stream_app.api_read import run_recall
-    from stream_app.cli import cli_errors, settings_for
+    from stream_app.api.read import run_recall
+    from stream_app.cli.app import cli_errors, settings_for
     from stream_app.factory import open_hub
 
     @cli_errors

@@ -16,8 +16,8 @@ import typer
 
 from schemas.errors import ConfigError, FoldmemError
 from schemas.events import RawEvent
-from stream_app.cli import fail as _fail
-from stream_app.cli import settings_for as _settings
+from stream_app.cli.app import fail as _fail
+from stream_app.cli.app import settings_for as _settings
 
 BrokersOpt = Annotated[
     str | None,
@@ -40,7 +40,7 @@ def worker(
     ] = None,
 ) -> None:
     """Run a Kafka worker: fold foldmem.events, publish intents, serve the read API."""
-    from stream_app.faust_app import run_worker
+    from stream_app.kafka.worker import run_worker
 
     try:
         settings = _settings(
@@ -185,7 +185,7 @@ def produce(
     try:
         settings = _settings(kafka_brokers=brokers)
         if topic is None or topic == settings.kafka_events_topic:
-            from stream_app.kafka_topics import ensure_topics
+            from stream_app.kafka.topics import ensure_topics
 
             asyncio.run(ensure_topics(settings, only=[settings.kafka_events_topic]))
         sent, skipped = asyncio.run(
@@ -245,7 +245,7 @@ def tail_intents(
 ) -> None:
     """Print intent messages as they arrive on the intents topic."""
     from schemas.intents import IntentMessage
-    from stream_app.outputs import describe
+    from stream_app.outbox.outputs import describe
 
     try:
         settings = _settings(kafka_brokers=brokers)

@@ -6,7 +6,7 @@ Store rows the ChangeSet model does not cover are purged here too: the intent ou
 deleted intents (their messages carry intent titles) and, on a tenant forget, all of its outbox
 rows. The tenant's row in ``tenants`` stays (version counter; it holds no content).
 
-Shared with the Kafka worker (stream_app.faust_app): :class:`PrivacyOps`, the writes the API's
+Shared with the Kafka worker (stream_app.kafka.worker): :class:`PrivacyOps`, the writes the API's
 privacy routes need (:class:`EmbeddedOps` here over a MemoryHub, the worker's ``KafkaHub``
 over its changelogged state); :func:`run_night`, one nightly pass on a memory; and
 :class:`NightlySchedule`, the rule deciding which idle tenants are due a nightly run.
@@ -26,7 +26,7 @@ import structlog
 from schemas.errors import FoldmemError, NotFoundError
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus, RetractionReason
-from stream_app.hub import MemoryHub
+from stream_app.embedded.hub import MemoryHub
 from stream_app.settings import DEADLETTER_FILE, INTENTS_FILE, WEBHOOK_DEADLETTER_FILE
 from topologies.entities import rebuild_entity_index
 from topologies.memory import ChangeSet, TenantMemory
@@ -46,7 +46,7 @@ NIGHTLY_BUDGET_S = 60.0
 
 
 class PrivacyOps(Protocol):
-    """The writes behind the privacy and nightly routes (``stream_app.api_privacy``)."""
+    """The writes behind the privacy and nightly routes (``stream_app.api.privacy``)."""
 
     async def forget_event(self, tenant: str, event_id: str, actor: str) -> DeletionReport: ...
 
@@ -110,8 +110,8 @@ def retractions(
 def _scrub_local(hub: MemoryHub, report: DeletionReport, whole_tenant: bool) -> None:
     """Rewrite DATA_DIR/intents.jsonl (and any other intent log of the hub's outputs) and
     deadletter.jsonl without what the deletion removed."""
-    from stream_app.local_outputs import Scrub, scrub_files
-    from stream_app.outputs import JsonlFileOutput
+    from stream_app.embedded.files import Scrub, scrub_files
+    from stream_app.outbox.outputs import JsonlFileOutput
 
     data_dir = hub.store.path.parent
     logs = [data_dir / INTENTS_FILE, data_dir / WEBHOOK_DEADLETTER_FILE]

@@ -1,4 +1,4 @@
-"""Privacy and nightly routes (issue 7). Listed in ``stream_app.api.ROUTER_MODULES``.
+"""Privacy and nightly routes (issue 7). Listed in ``stream_app.api.app.ROUTER_MODULES``.
 
 - ``GET  /tenants/{t}/privacy/layers`` / ``PUT`` (``{"layers": {...}, "purge": false}``)
 - ``GET  /tenants/{t}/export``: everything held, inferred layers marked
@@ -7,9 +7,9 @@
 - ``GET  /tenants/{t}/privacy/audit``: the deletion audit log (ids and hashes, no content)
 - ``POST /tenants/{t}/consolidate``: one nightly run now (``{"budget_s": 60}``)
 
-The writes go through :class:`stream_app.privacy_hub.PrivacyOps`: the app's
+The writes go through :class:`stream_app.embedded.privacy.PrivacyOps`: the app's
 ``state.privacy`` when the server set one (a Kafka worker: its changelogged state), else
-the embedded hub's store (:class:`stream_app.privacy_hub.EmbeddedOps`).
+the embedded hub's store (:class:`stream_app.embedded.privacy.EmbeddedOps`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from pydantic import BaseModel, Field
 
-from stream_app.api_core import HubDep, get_hub
-from stream_app.privacy_hub import EmbeddedOps, PrivacyOps, export
+from stream_app.api.core import HubDep, get_hub
+from stream_app.embedded.privacy import EmbeddedOps, PrivacyOps, export
 from topologies.privacy import audit_log, layers
 
 router = APIRouter(tags=["privacy"])

@@ -14,7 +14,7 @@ The checkpoint is a ledger in DATA_DIR/ingest.db:
 - ``bad``: bad items already written to the dead-letter file, so re-reading a file (a re-run,
   or a followed mbox that grew) reports each bad item once. ``foldmem run`` uses it too.
 
-Embedded imports fold through :class:`stream_app.hub.MemoryHub` (the engine path of
+Embedded imports fold through :class:`stream_app.embedded.hub.MemoryHub` (the engine path of
 ``foldmem run``); Kafka imports produce RawEvent JSON keyed by tenant (as ``foldmem produce``).
 """
 
@@ -41,9 +41,9 @@ from connectors.base import BadItem, Source, refusing_whole_files
 from connectors.errors import ConnectorError
 from schemas.errors import ConfigError, FoldmemError, InvalidEventError
 from schemas.events import RawEvent
-from stream_app.admission import Admission, EventTimeError
+from stream_app.embedded.store import TransientStoreError
+from stream_app.ingest.admission import Admission, EventTimeError
 from stream_app.settings import Settings
-from stream_app.store import TransientStoreError
 from topologies.engine import event_fingerprint
 
 log = structlog.get_logger(__name__)
@@ -261,8 +261,8 @@ class EmbeddedTarget:
     """Folds into the data dir's store through the hub, one event at a time.
 
     Another process writing the same tenant (a running ``foldmem run``) is waited for: the
-    hub takes turns with it (:mod:`stream_app.interlock`), and a transient conflict is tried
-    again with backoff; only after ``busy_attempts`` does the import stop with
+    hub takes turns with it (:mod:`stream_app.embedded.interlock`), and a transient conflict is
+    tried again with backoff; only after ``busy_attempts`` does the import stop with
     :class:`DeliveryError` (nothing recorded for that event: the same command goes on). An
     event the engine refuses (a forgotten id, a time too far ahead) is a bad item; any other
     failure is dead-lettered and counted in ``failed`` (its source is then not recorded as
@@ -333,7 +333,7 @@ class KafkaTarget:
         from aiokafka import AIOKafkaProducer
 
         if self.topic == self.settings.kafka_events_topic:
-            from stream_app.kafka_topics import ensure_topics
+            from stream_app.kafka.topics import ensure_topics
 
             await ensure_topics(self.settings, only=[self.topic])
         producer = AIOKafkaProducer(

@@ -1,7 +1,7 @@
 """The core read API routes: health, tenants, graph snapshot, node, intents, search.
 
 Every handler is ``async def``: it runs in the event loop, between the writers' awaits, and
-so reads committed in-memory state without locks (see stream_app.hub). Other modules get
+so reads committed in-memory state without locks (see stream_app.embedded.hub). Other modules get
 the hub and settings with the dependencies :func:`get_hub` and :func:`get_settings`.
 """
 
@@ -19,8 +19,8 @@ from schemas.errors import InvalidTransitionError, NotFoundError
 from schemas.events import require_aware
 from schemas.graph import NodeKind
 from schemas.intents import Intent, IntentMessage, IntentStatus
-from stream_app import views
-from stream_app.hub import MemoryHub
+from stream_app.embedded.hub import MemoryHub
+from stream_app.hub import views
 from stream_app.settings import Settings
 
 _bearer = HTTPBearer(auto_error=False)

@@ -12,7 +12,7 @@ from typing import Protocol, TextIO, runtime_checkable
 import orjson
 
 from schemas.intents import IntentMessage
-from stream_app.local_outputs import append_line
+from stream_app.embedded.files import append_line
 
 
 @runtime_checkable
@@ -53,7 +53,7 @@ class ConsoleOutput:
 
 class JsonlFileOutput:
     """Appends each message as one JSON line (one locked write per line, O_APPEND; a deletion
-    rewrites the file, see stream_app.local_outputs)."""
+    rewrites the file, see stream_app.embedded.files)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

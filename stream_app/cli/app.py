@@ -26,17 +26,17 @@ from pydantic import ValidationError
 
 from schemas.errors import FoldmemError, NotFoundError
 from schemas.intents import IntentStatus
-from stream_app import views
+from stream_app.embedded.store import Store
+from stream_app.hub import views
 from stream_app.logging import configure_logging
 from stream_app.settings import Settings, load_settings
-from stream_app.store import Store
 from topologies.memory import TenantMemory
 
 COMMAND_MODULES: list[str] = [
-    "stream_app.cli_read",  # read path: query / recall
-    "stream_app.cli_kafka",  # Kafka / Faust deployment
-    "stream_app.cli_connectors",  # connector helpers
-    "stream_app.cli_privacy",  # issue 7: forget-event/-tenant, export, layers, consolidate
+    "stream_app.cli.read",  # read path: query / recall
+    "stream_app.cli.kafka",  # Kafka / Faust deployment
+    "stream_app.cli.connectors",  # connector helpers
+    "stream_app.cli.privacy",  # issue 7: forget-event/-tenant, export, layers, consolidate
 ]
 
 P = ParamSpec("P")
@@ -142,9 +142,9 @@ def run(
     ] = None,
 ) -> None:
     """Fold events from SOURCE files as they arrive (tail -f), print intents, serve the API."""
-    from stream_app.api import create_app
+    from stream_app.api.app import create_app
+    from stream_app.embedded.runner import Runner, RunOptions, run_blocking, run_lock
     from stream_app.factory import build_hub
-    from stream_app.runner import Runner, RunOptions, run_blocking, run_lock
 
     settings = settings_for(data_dir=data_dir, api_port=api_port, default_tenant=tenant)
     given = sources or []
@@ -179,8 +179,8 @@ def serve(
     api_host: Annotated[str | None, typer.Option("--api-host", help="Address to bind.")] = None,
 ) -> None:
     """Serve the read API over a data dir (reloads what a running `foldmem run` writes)."""
-    from stream_app.api import create_app
-    from stream_app.apiserver import ApiServer
+    from stream_app.api.app import create_app
+    from stream_app.api.server import ApiServer
     from stream_app.factory import build_hub
 
     settings = settings_for(data_dir=data_dir, api_port=api_port, api_host=api_host)

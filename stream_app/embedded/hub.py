@@ -7,7 +7,7 @@
   writers' awaits, so they see committed state without taking the lock.
 - Another process writing the same store (``foldmem intent resolve`` or ``foldmem ingest``
   next to ``foldmem run``, or ``foldmem serve`` next to a runner) takes turns with this one
-  through the tenant's lock file (:mod:`stream_app.interlock`, held for a whole write); its
+  through the tenant's lock file (:mod:`stream_app.embedded.interlock`, held for a whole write); its
   commits are detected by the store's data version and changed tenants are reloaded. A write
   based on a stale memory (a writer without the lock) is refused by the store
   (StaleTenantError) and redone on the reloaded memory.
@@ -28,10 +28,10 @@ from schemas.errors import NotFoundError
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus
-from stream_app.admission import Admission
-from stream_app.interlock import TenantLocks
-from stream_app.outputs import IntentOutput
-from stream_app.store import Checkpoint, StaleTenantError, Store
+from stream_app.embedded.interlock import TenantLocks
+from stream_app.embedded.store import Checkpoint, StaleTenantError, Store
+from stream_app.ingest.admission import Admission
+from stream_app.outbox.outputs import IntentOutput
 from topologies.engine import FoldEngine, FoldResult, node_to_event
 from topologies.memory import ChangeSet, TenantMemory, event_node_id
 from topologies.read import Reader

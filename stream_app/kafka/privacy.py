@@ -1,6 +1,6 @@
 """Hard deletes on the Kafka deployment's changelogged state (issue 7).
 
-:class:`stream_app.kafka_state.KafkaTenantState` writes a deleted item first as a *deletion
+:class:`stream_app.kafka.state.KafkaTenantState` writes a deleted item first as a *deletion
 record* that still carries the previous payload (so a half-written transaction can be rolled
 back) and turns it into a tombstone only at the tenant's next transaction. For a privacy
 delete that window is not acceptable: :func:`write_hard_delete` writes the deletion ChangeSet
@@ -13,7 +13,7 @@ log compaction runs: configure the changelog with ``cleanup.policy=compact``,
 ``min.compaction.lag.ms``/``max.compaction.lag.ms`` and ``segment.ms`` bounded (for example
 24 h) so deleted bytes are physically gone within a known delay.
 
-The Kafka worker (``KafkaHub`` in :mod:`stream_app.faust_app`, behind the API's privacy
+The Kafka worker (``KafkaHub`` in :mod:`stream_app.kafka.worker`, behind the API's privacy
 routes) calls :func:`forget_event_kafka` / :func:`forget_tenant_kafka` /
 :func:`set_layers_kafka` under the tenant's lock (the same place it folds), once it has
 checked that it owns the tenant's partition, then waits for the changelog sends
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import structlog
 
-from stream_app.kafka_state import KafkaTenantState
+from stream_app.kafka.state import KafkaTenantState
 from topologies.embedding import Embedder
 from topologies.memory import ChangeSet
 from topologies.privacy import DeletionReport, delete_event, forget_tenant, set_layers

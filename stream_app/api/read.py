@@ -2,7 +2,7 @@
 
 Query is a pure read (runs in the event loop between writers' awaits, like the core routes).
 Recall is a write: it takes the tenant's lock and persists the recall history it changed.
-Listed in ``stream_app.api.ROUTER_MODULES``; the bearer-token dependency is added there.
+Listed in ``stream_app.api.app.ROUTER_MODULES``; the bearer-token dependency is added there.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from schemas.query import QueryRequest, QueryResponse, RecallRequest, RecallResponse
-from stream_app.api_core import HubDep
-from stream_app.hub import MemoryHub
+from stream_app.api.core import HubDep
+from stream_app.embedded.hub import MemoryHub
 from topologies.memory import TenantMemory
 
 router = APIRouter(tags=["read"])

@@ -4,7 +4,7 @@ Design (docs/kafka.md, "State and recovery"):
 
 - The engine's :class:`ChangeSet` names exactly what a transaction changed. Each changed item
   is written to the Faust table ``<app id>-state`` under ``tenant/kind/item`` (see
-  :mod:`stream_app.kafka_codec`). Writes go explicitly to the changelog partition that owns
+  :mod:`stream_app.kafka.codec`). Writes go explicitly to the changelog partition that owns
   the tenant: the partition of the tenant's events (key = tenant, same partition count), so
   the tenant's whole state moves with its events partition on a rebalance.
 - Each ChangeSet is one transaction with a per-tenant sequence number; its item records carry
@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from stream_app.kafka_codec import (
+from stream_app.kafka.codec import (
     COMMIT,
     Record,
     build_memory,

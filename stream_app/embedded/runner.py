@@ -32,10 +32,10 @@ import structlog
 
 from schemas.errors import ConfigError, FoldmemError, InvalidEventError
 from schemas.events import RawEvent
-from stream_app.hub import MemoryHub
-from stream_app.local_outputs import append_line
+from stream_app.embedded.files import append_line
+from stream_app.embedded.hub import MemoryHub
+from stream_app.embedded.store import Checkpoint, TransientStoreError
 from stream_app.settings import Settings
-from stream_app.store import Checkpoint, TransientStoreError
 
 log = structlog.get_logger(__name__)
 
@@ -214,7 +214,7 @@ class Runner:
         self._semaphore = asyncio.Semaphore(settings.max_concurrent_tenants)
         self._progress = _Progress()
         self._busy = 0
-        self._ledger: Any = None  # stream_app.ingest.Ledger, opened at the first bad item
+        self._ledger: Any = None  # stream_app.ingest.importer.Ledger, opened at the first bad item
         self.api_url: str | None = None
 
     # ------------------------------------------------------------------- main
@@ -234,7 +234,7 @@ class Runner:
             self.hub.publish_pending()
             self.stats.refolded = await self.hub.recover()
             if self.options.serve_api and self.app_factory is not None:
-                from stream_app.apiserver import ApiServer
+                from stream_app.api.server import ApiServer
 
                 server = ApiServer(
                     self.app_factory(),
@@ -367,7 +367,7 @@ class Runner:
 
     async def _read_other(self, path: Path, kind: str | None) -> None:
         from connectors.base import BadItem, refusing_whole_files
-        from stream_app.ingest import open_ref, ref_key
+        from stream_app.ingest.importer import open_ref, ref_key
 
         seen_mtime: float | None = None
         while not self.stop.is_set():
@@ -399,7 +399,7 @@ class Runner:
 
     def _report_once(self, source: str, location: str, reason: str, key: str = "") -> None:
         if self._ledger is None:
-            from stream_app.ingest import Ledger
+            from stream_app.ingest.importer import Ledger
 
             self._ledger = Ledger(self.settings.ingest_db_path)
         if self._ledger.first_report(key or source, location, reason):
@@ -411,7 +411,7 @@ class Runner:
     async def _read_imap(self, url: str) -> None:
         """Poll an IMAP folder; a message is folded before the UID checkpoint passes it."""
         from connectors.base import BadItem
-        from stream_app.ingest import imap_checkpoint_path, open_ref
+        from stream_app.ingest.importer import imap_checkpoint_path, open_ref
 
         source = open_ref(
             url,
@@ -571,7 +571,7 @@ class Runner:
             try:
                 pruned = await self.hub.sweep()
                 log.info("decay_sweep", changed=sum(pruned.values()), tenants=len(pruned))
-                from stream_app.privacy_hub import nightly_if_due  # issue 7: nightly when idle
+                from stream_app.embedded.privacy import nightly_if_due  # issue 7: nightly when idle
 
                 await nightly_if_due(self.hub)
             except FoldmemError as exc:

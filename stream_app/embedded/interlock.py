@@ -3,7 +3,7 @@
 Several processes may write one store (``foldmem run`` beside ``foldmem ingest``, ``foldmem
 serve`` answering ``POST /events``, ``foldmem intent resolve``). Each write reads the tenant,
 plans and commits; the store's version check refuses a commit based on a stale read
-(:class:`~stream_app.store.StaleTenantError`), but retrying that optimistically starves the
+(:class:`~stream_app.embedded.store.StaleTenantError`), but retrying that optimistically starves the
 slower process: a runner commits twice per event while the other reloads the tenant. So the
 writers take turns instead: :meth:`TenantLocks.hold` takes the tenant's lock file under
 ``DATA_DIR/locks/`` (``flock``: released by the kernel if the process dies) for the whole
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import structlog
 
-from stream_app.store import TransientStoreError
+from stream_app.embedded.store import TransientStoreError
 
 log = structlog.get_logger(__name__)
 

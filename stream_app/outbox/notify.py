@@ -1,7 +1,7 @@
 """Deliver intent messages to notifiers: webhooks (signed, retried, once each), JSONL, stdout.
 
 - :class:`WebhookOutput` delivers to one webhook through its durable queue
-  (:mod:`stream_app.webhook_queue`) from a background thread, so a slow or failing webhook
+  (:mod:`stream_app.outbox.webhook_queue`) from a background thread, so a slow or failing webhook
   never blocks folding. It is the embedded mode's hub output (``FOLDMEM_WEBHOOK_URL``) and,
   wrapped in :class:`QueuedWebhook`, a sink of ``foldmem notify``.
 - Retries: after a failed attempt the message waits (exponential backoff with jitter from
@@ -39,9 +39,9 @@ from connectors.sinks import DedupingSink, IntentSink, JsonlSink, StdoutSink, We
 from connectors.sinks.webhook import write_dead_letter
 from schemas.errors import ConfigError
 from schemas.intents import IntentMessage
-from stream_app.interlock import TenantLocks
+from stream_app.embedded.interlock import TenantLocks
+from stream_app.outbox.webhook_queue import RetryPolicy, WebhookQueue
 from stream_app.settings import WEBHOOK_DEADLETTER_FILE, Settings
-from stream_app.webhook_queue import RetryPolicy, WebhookQueue
 
 log = structlog.get_logger(__name__)
 

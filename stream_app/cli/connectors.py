@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from schemas.errors import ConfigError
-from stream_app.cli import DataDir, cli_errors, settings_for
+from stream_app.cli.app import DataDir, cli_errors, settings_for
 
 BrokersOpt = Annotated[
     str | None,
@@ -66,7 +66,8 @@ def ingest(
     ] = None,
 ) -> None:
     """Import sources once, with a progress bar and a checkpoint (resume after Ctrl-C)."""
-    from stream_app.ingest import (
+    from stream_app.embedded.runner import DeadLetter
+    from stream_app.ingest.importer import (
         EmbeddedTarget,
         Importer,
         KafkaTarget,
@@ -75,7 +76,6 @@ def ingest(
         delete_checkpoint,
         parse_refs,
     )
-    from stream_app.runner import DeadLetter
 
     settings = settings_for(data_dir=data_dir, kafka_brokers=brokers, default_tenant=tenant)
     refs = parse_refs(sources)
@@ -152,7 +152,7 @@ def notify(
     data_dir: DataDir = None,
 ) -> None:
     """Consume the intents topic and deliver each intent once per webhook / file."""
-    from stream_app.notify import build_sinks, notify_from_kafka, replay_dead_letters
+    from stream_app.outbox.notify import build_sinks, notify_from_kafka, replay_dead_letters
 
     settings = settings_for(data_dir=data_dir, kafka_brokers=brokers)
     if replay:

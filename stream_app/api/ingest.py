@@ -29,9 +29,9 @@ from pydantic import BaseModel, ValidationError
 from connectors.base import json_problem
 from schemas.errors import FoldmemError
 from schemas.events import RawEvent
-from stream_app.admission import EventTimeError
-from stream_app.api_core import check_bearer, get_hub, get_settings
-from stream_app.store import TransientStoreError
+from stream_app.api.core import check_bearer, get_hub, get_settings
+from stream_app.embedded.store import TransientStoreError
+from stream_app.ingest.admission import EventTimeError
 
 log = structlog.get_logger(__name__)
 
@@ -109,7 +109,7 @@ async def ingest_events(tenant: str, request: Request) -> JSONResponse:
     hub = get_hub(request)
     if not hasattr(hub, "fold"):
         raise HTTPException(status.HTTP_501_NOT_IMPLEMENTED, "this deployment cannot fold here")
-    body = await request.body()  # at most FOLDMEM_API_MAX_INGEST_BYTES (stream_app.api_guard)
+    body = await request.body()  # at most FOLDMEM_API_MAX_INGEST_BYTES (stream_app.api.guard)
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -120,7 +120,7 @@ async def ingest_events(tenant: str, request: Request) -> JSONResponse:
         raise HTTPException(422, "send one RawEvent object or a non-empty array of them")
     if len(items) > MAX_BATCH:
         raise HTTPException(413, f"at most {MAX_BATCH} events per request")
-    from stream_app.runner import DeadLetter
+    from stream_app.embedded.runner import DeadLetter
 
     deadletter = DeadLetter(get_settings(request).deadletter_path)
     where = f"http:POST /tenants/{tenant}/events"

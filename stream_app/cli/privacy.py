@@ -1,7 +1,7 @@
 """`foldmem forget-event`, `forget-tenant`, `export`, `layers`, `audit`, `consolidate` (issue 7).
 
 Listed in ``stream_app.cli.COMMAND_MODULES``. Writes go through the same hub operations as the
-API (:mod:`stream_app.privacy_hub`): under the tenant's lock, persisted to the store.
+API (:mod:`stream_app.embedded.privacy`): under the tenant's lock, persisted to the store.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ Actor = Annotated[str | None, typer.Option("--actor", help="Who asks (audit log)
 
 
 def _hub(data_dir: Path | None) -> contextlib.AbstractContextManager[Any]:
-    from stream_app.cli import settings_for
+    from stream_app.cli.app import settings_for
     from stream_app.factory import open_hub
 
     return open_hub(settings_for(data_dir=data_dir))
@@ -71,7 +71,7 @@ def forget_event_command(
     as_json: Json = False,
 ) -> None:
     """Hard-delete an event and what was grounded only in it; a re-sent copy is refused."""
-    from stream_app.privacy_hub import forget_event
+    from stream_app.embedded.privacy import forget_event
 
     with _tenant_hub(data_dir, tenant) as hub:
         report = asyncio.run(forget_event(hub, tenant, event_id, _actor(actor)))
@@ -91,8 +91,8 @@ def forget_tenant_command(
     as_json: Json = False,
 ) -> None:
     """Delete everything held about a tenant (only hashed tombstones and the audit stay)."""
-    from stream_app.cli import fail
-    from stream_app.privacy_hub import forget_whole_tenant
+    from stream_app.cli.app import fail
+    from stream_app.embedded.privacy import forget_whole_tenant
 
     if not yes:
         if not sys.stdin.isatty():
@@ -115,7 +115,7 @@ def export_command(
     data_dir: DataDir = None,
 ) -> None:
     """Export everything held about a tenant as JSON (inferred layers marked inferred)."""
-    from stream_app.privacy_hub import export
+    from stream_app.embedded.privacy import export
 
     with _hub(data_dir) as hub:
         data = export(hub, tenant)
@@ -141,7 +141,7 @@ def layers_command(
     as_json: Json = False,
 ) -> None:
     """Show or change the tenant's layer opt-ins (facts, concepts, intents, core_schemas)."""
-    from stream_app.privacy_hub import change_layers
+    from stream_app.embedded.privacy import change_layers
     from topologies.privacy import layers
 
     with _hub(data_dir) as hub:
@@ -172,7 +172,7 @@ def consolidate_command(
     as_json: Json = False,
 ) -> None:
     """Run the nightly engine (cluster facts, induce schemas/intents, sweep) for a tenant now."""
-    from stream_app.privacy_hub import consolidate
+    from stream_app.embedded.privacy import consolidate
 
     with _tenant_hub(data_dir, tenant) as hub:
         report = asyncio.run(consolidate(hub, tenant, budget))
@@ -189,7 +189,7 @@ def consolidate_command(
 
 
 def register(app: typer.Typer) -> None:
-    from stream_app.cli import cli_errors
+    from stream_app.cli.app import cli_errors
 
     app.command("forget-event")(cli_errors(forget_event_command))
     app.command("forget-tenant")(cli_errors(forget_tenant_command))

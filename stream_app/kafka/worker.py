@@ -5,7 +5,7 @@ Built by :func:`build_worker` from Settings (nothing happens at import time):
 - in ``foldmem.events`` (RawEvent JSON, key = tenant); out ``foldmem.intents`` (IntentMessage
   JSON, key = tenant, header ``message_id`` = intent id + status); ``foldmem.deadletter`` (the
   original bytes; reason and source topic/partition/offset in headers).
-- State: a Faust table written from the engine's ChangeSets (:mod:`stream_app.kafka_state`),
+- State: a Faust table written from the engine's ChangeSets (:mod:`stream_app.kafka.state`),
   on the changelog partition of the tenant, recovered by Faust on assignment.
 - Order: the agent runs ``kafka_concurrency`` actors; an actor takes its tenant's FIFO lock
   before its first await, so events of one tenant are folded in partition order while
@@ -14,11 +14,11 @@ Built by :func:`build_worker` from Settings (nothing happens at import time):
   ``/tenants/{tenant}/...`` locally when this worker owns the tenant's partition, forwards it
   to the owner otherwise (the assignor's table metadata), and answers 503 until recovery is
   complete. ``/metrics`` is Prometheus text.
-- Privacy and nightly routes (:mod:`stream_app.api_privacy`): the owner worker forgets an
+- Privacy and nightly routes (:mod:`stream_app.api.privacy`): the owner worker forgets an
   event or a tenant, changes layers or runs a nightly pass under the tenant's lock and writes
   the ChangeSet to the changelog (deleted items as tombstones at once,
-  :mod:`stream_app.kafka_privacy`). The sweep timer also runs a nightly pass for each idle
-  tenant (:class:`stream_app.privacy_hub.NightlySchedule`, the embedded runner's rule).
+  :mod:`stream_app.kafka.privacy`). The sweep timer also runs a nightly pass for each idle
+  tenant (:class:`stream_app.embedded.privacy.NightlySchedule`, the embedded runner's rule).
 """
 
 from __future__ import annotations
@@ -49,12 +49,7 @@ from schemas.errors import FoldmemError, InvalidEventError, NotFoundError
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus
-from stream_app.admission import Admission
-from stream_app.kafka_codec import COMMIT, table_key
-from stream_app.kafka_privacy import forget_event_kafka, forget_tenant_kafka, set_layers_kafka
-from stream_app.kafka_state import KafkaTenantState
-from stream_app.metrics import CONTENT_TYPE, WorkerMetrics
-from stream_app.privacy_hub import (
+from stream_app.embedded.privacy import (
     NIGHTLY_BUDGET_S,
     NightlySchedule,
     intent_statuses,
@@ -63,6 +58,11 @@ from stream_app.privacy_hub import (
     retractions,
     run_night,
 )
+from stream_app.ingest.admission import Admission
+from stream_app.kafka.codec import COMMIT, table_key
+from stream_app.kafka.metrics import CONTENT_TYPE, WorkerMetrics
+from stream_app.kafka.privacy import forget_event_kafka, forget_tenant_kafka, set_layers_kafka
+from stream_app.kafka.state import KafkaTenantState
 from stream_app.settings import Settings
 from topologies.engine import FoldEngine, FoldResult
 from topologies.memory import ChangeSet, TenantMemory
@@ -76,7 +76,7 @@ T = TypeVar("T")
 STATE_TABLE = "state"
 # routers of the embedded API the workers also serve (HTTP ingest and the store-backed
 # metrics are left out: events enter through Kafka, /metrics is the worker's own)
-OPTIONAL_ROUTERS = ("stream_app.api_read", "stream_app.api_privacy")
+OPTIONAL_ROUTERS = ("stream_app.api.read", "stream_app.api.privacy")
 FORWARDED = "x-foldmem-forwarded"
 _TENANT_PATH = re.compile(r"^/tenants/([^/]+)(?:/|$)")
 
@@ -151,7 +151,7 @@ class _EmbeddedServer(uvicorn.Server):
 
 class KafkaHub:
     """What the embedded API needs from a hub, backed by the worker's Kafka state; also the
-    :class:`stream_app.privacy_hub.PrivacyOps` of the API's privacy and nightly routes."""
+    :class:`stream_app.embedded.privacy.PrivacyOps` of the API's privacy and nightly routes."""
 
     def __init__(self, worker: KafkaWorker) -> None:
         self.worker = worker
@@ -189,8 +189,8 @@ class KafkaHub:
         *,
         create: bool = False,
     ) -> T:
-        """:meth:`stream_app.hub.MemoryHub.retrying` for a worker: no other process writes a
-        tenant this worker owns, so there is nothing to retry."""
+        """:meth:`stream_app.embedded.hub.MemoryHub.retrying` for a worker: no other process
+        writes a tenant this worker owns, so there is nothing to retry."""
         return await attempt(self.view(tenant))
 
     def persist(
@@ -668,9 +668,9 @@ class KafkaWorker:
 
     # -------------------------------------------------------------------- API
     def create_api(self) -> FastAPI:
-        from stream_app.api import create_app
-        from stream_app.api_guard import guard_outermost
-        from stream_app.hub import MemoryHub
+        from stream_app.api.app import create_app
+        from stream_app.api.guard import guard_outermost
+        from stream_app.embedded.hub import MemoryHub
 
         modules = []
         for name in OPTIONAL_ROUTERS:
@@ -786,7 +786,7 @@ def build_worker(settings: Settings, engine: FoldEngine | None = None) -> KafkaW
 
 def run_worker(settings: Settings) -> None:
     """Run a worker until SIGINT/SIGTERM (``foldmem worker``)."""
-    from stream_app.kafka_topics import ensure_topics
+    from stream_app.kafka.topics import ensure_topics
     from stream_app.logging import configure_logging
 
     configure_logging(settings)

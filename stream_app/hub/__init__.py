@@ -1,0 +1,1 @@
+"""What every hub shares: read-only views of a tenant's memory."""

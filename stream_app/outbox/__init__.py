@@ -1,0 +1,1 @@
+"""Intent messages on their way out: outputs, webhook delivery, ``foldmem notify``."""
