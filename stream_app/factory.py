@@ -1,37 +1,31 @@
 """Build the engine's collaborators (embedder, planner, engine) from Settings.
 
-Planners are registered by name in :data:`PLANNERS` ("module:function"); the function gets
-``(settings, embedder, config)`` and returns ``(planner, fallback or None)``. Another module
-adds its planner by adding a line here (for example the LLM planner).
+Planners are listed by name in :data:`PLANNERS`: a function of ``(settings, embedder,
+config)`` returning ``(planner, fallback or None)``. A new planner is a new line there.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from schemas.errors import ConfigError
 from stream_app.embedded.hub import MemoryHub
 from stream_app.embedded.interlock import TenantLocks
 from stream_app.embedded.store import Store
 from stream_app.ingest.admission import Admission
+from stream_app.llm_factory import build_llm_planner
 from stream_app.outbox.outputs import ConsoleOutput, IntentOutput, JsonlFileOutput
 from stream_app.settings import Settings
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder, HashingEmbedder, MiniLmOnnxEmbedder, OpenAIEmbedder
 from topologies.engine import FoldEngine
+from topologies.heuristic_planner import HeuristicPlanner
 from topologies.planner import Planner
 from topologies.vector_index import use_single_thread
 
 PlannerFactory = Callable[[Settings, Embedder, EngineConfig], tuple[Planner, Planner | None]]
-
-PLANNERS: dict[str, str] = {
-    "auto": "stream_app.llm_factory:build_llm_planner",
-    "heuristic": "stream_app.factory:heuristic_planner",
-    "llm": "stream_app.llm_factory:build_llm_planner",
-}
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -51,29 +45,24 @@ def build_embedder(settings: Settings) -> Embedder:
 def heuristic_planner(
     settings: Settings, embedder: Embedder, config: EngineConfig
 ) -> tuple[Planner, Planner | None]:
-    from topologies.heuristic_planner import HeuristicPlanner
-
     return HeuristicPlanner(embedder, config), None
 
 
-def _resolve(spec: str) -> Any:
-    module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"planner module {module_name!r} is not available: {exc}") from exc
-    return getattr(module, attr)
+PLANNERS: dict[str, PlannerFactory] = {
+    "auto": build_llm_planner,  # the LLM planner when an endpoint or key is set
+    "heuristic": heuristic_planner,
+    "llm": build_llm_planner,
+}
 
 
 def build_planner(
     settings: Settings, embedder: Embedder, config: EngineConfig
 ) -> tuple[Planner, Planner | None]:
-    spec = PLANNERS.get(settings.planner)
-    if spec is None:
+    factory = PLANNERS.get(settings.planner)
+    if factory is None:
         raise ConfigError(
             f"unknown planner {settings.planner!r}; known: {', '.join(sorted(PLANNERS))}"
         )
-    factory: PlannerFactory = _resolve(spec)
     return factory(settings, embedder, config)
 
 

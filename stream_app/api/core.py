@@ -1,8 +1,9 @@
 """The core read API routes: health, tenants, graph snapshot, node, intents, search.
 
 Every handler is ``async def``: it runs in the event loop, between the writers' awaits, and
-so reads committed in-memory state without locks (see stream_app.embedded.hub). Other modules get
-the hub and settings with the dependencies :func:`get_hub` and :func:`get_settings`.
+so reads committed in-memory state without locks (see :mod:`stream_app.hub.reads`). Other
+modules get the hub and settings with the dependencies :func:`get_hub` and
+:func:`get_settings`.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from schemas.errors import InvalidTransitionError, NotFoundError
 from schemas.events import require_aware
 from schemas.graph import NodeKind
 from schemas.intents import Intent, IntentMessage, IntentStatus
-from stream_app.embedded.hub import MemoryHub
-from stream_app.hub import views
+from stream_app.hub import Hub, views
 from stream_app.settings import Settings
 
 _bearer = HTTPBearer(auto_error=False)
@@ -34,8 +34,8 @@ ACTIONS: dict[str, IntentStatus] = {
 }
 
 
-def get_hub(request: Request) -> MemoryHub:
-    hub: MemoryHub = request.app.state.hub
+def get_hub(request: Request) -> Hub:
+    hub: Hub = request.app.state.hub
     return hub
 
 
@@ -65,7 +65,7 @@ def check_bearer(credentials: HTTPAuthorizationCredentials | None, expected: str
         )
 
 
-HubDep = Annotated[MemoryHub, Depends(get_hub)]
+HubDep = Annotated[Hub, Depends(get_hub)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
@@ -160,17 +160,16 @@ async def graph(
         if value is not None:
             aware(value, name)
     try:
-        memory = hub.view(tenant)
+        return hub.graph(tenant, kind, since, until, limit)
     except NotFoundError as exc:
         raise _not_found(exc) from exc
-    return views.snapshot(memory, hub.engine.config, kind, since, until, limit)
 
 
 @router.get("/tenants/{tenant}/nodes/{node_id}")
 async def node(tenant: str, node_id: str, hub: HubDep) -> dict[str, Any]:
     """A node with its edges and neighbours; ids of merged nodes resolve to the survivor."""
     try:
-        return views.neighbourhood(hub.view(tenant), node_id, hub.engine.config)
+        return hub.node(tenant, node_id)
     except NotFoundError as exc:
         raise _not_found(exc) from exc
 
@@ -178,7 +177,7 @@ async def node(tenant: str, node_id: str, hub: HubDep) -> dict[str, Any]:
 @router.get("/tenants/{tenant}/intents", response_model=list[Intent])
 async def intents(tenant: str, hub: HubDep, status: IntentStatus | None = None) -> list[Intent]:
     try:
-        return views.intents(hub.view(tenant), status)
+        return hub.intents(tenant, status)
     except NotFoundError as exc:
         raise _not_found(exc) from exc
 
@@ -231,7 +230,6 @@ async def search(
 ) -> dict[str, Any]:
     """Basic search over node texts (dense kNN + substring); the full read path is elsewhere."""
     try:
-        memory = hub.view(tenant)
+        return {"query": q, "hits": hub.search(tenant, q, k)}
     except NotFoundError as exc:
         raise _not_found(exc) from exc
-    return {"query": q, "hits": views.search(memory, hub.engine.embedder, q, k)}

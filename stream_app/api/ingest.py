@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 import orjson
 import structlog
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Request, status
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ValidationError
@@ -40,7 +40,7 @@ RETRY_AFTER_S = 5
 _bearer = HTTPBearer(auto_error=False)
 
 
-async def require_ingest_token(
+async def require_token(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> None:
@@ -107,8 +107,6 @@ _BODY_DOC: dict[str, Any] = {
 async def ingest_events(tenant: str, request: Request) -> JSONResponse:
     """Fold one RawEvent (a JSON object) or a batch (a JSON array) into the tenant's memory."""
     hub = get_hub(request)
-    if not hasattr(hub, "fold"):
-        raise HTTPException(status.HTTP_501_NOT_IMPLEMENTED, "this deployment cannot fold here")
     body = await request.body()  # at most FOLDMEM_API_MAX_INGEST_BYTES (stream_app.api.guard)
     try:
         payload = orjson.loads(body)
@@ -225,8 +223,3 @@ def _validate(tenant: str, item: Any) -> tuple[RawEvent | None, list[FieldError]
             )
             for err in exc.errors()
         ]
-
-
-def register(app: FastAPI) -> None:
-    """Routes with their own auth (always a token), not the read API's optional one."""
-    app.include_router(router, dependencies=[Depends(require_ingest_token)])

@@ -1,4 +1,5 @@
-"""Privacy and nightly routes (issue 7). Listed in ``stream_app.api.app.ROUTER_MODULES``.
+"""Privacy and nightly routes, answered by the hub (embedded: its store; a Kafka worker: its
+changelogged state):
 
 - ``GET  /tenants/{t}/privacy/layers`` / ``PUT`` (``{"layers": {...}, "purge": false}``)
 - ``GET  /tenants/{t}/export``: everything held, inferred layers marked
@@ -6,33 +7,19 @@
 - ``DELETE /tenants/{t}?confirm=true``: forget the tenant entirely
 - ``GET  /tenants/{t}/privacy/audit``: the deletion audit log (ids and hashes, no content)
 - ``POST /tenants/{t}/consolidate``: one nightly run now (``{"budget_s": 60}``)
-
-The writes go through :class:`stream_app.embedded.privacy.PrivacyOps`: the app's
-``state.privacy`` when the server set one (a Kafka worker: its changelogged state), else
-the embedded hub's store (:class:`stream_app.embedded.privacy.EmbeddedOps`).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Request
+from fastapi import APIRouter, Header, HTTPException
 from pydantic import BaseModel, Field
 
-from stream_app.api.core import HubDep, get_hub
-from stream_app.embedded.privacy import EmbeddedOps, PrivacyOps, export
-from topologies.privacy import audit_log, layers
+from stream_app.api.core import HubDep
 
 router = APIRouter(tags=["privacy"])
 Actor = Annotated[str | None, Header(alias="X-Foldmem-Actor", max_length=128)]
-
-
-def get_ops(request: Request) -> PrivacyOps:
-    ops: PrivacyOps | None = getattr(request.app.state, "privacy", None)
-    return ops if ops is not None else EmbeddedOps(get_hub(request))
-
-
-OpsDep = Annotated[PrivacyOps, Depends(get_ops)]
 
 
 class LayersBody(BaseModel):
@@ -46,41 +33,41 @@ class ConsolidateBody(BaseModel):
 
 @router.get("/tenants/{tenant}/privacy/layers")
 async def get_layers(tenant: str, hub: HubDep) -> dict[str, bool]:
-    return layers(hub.view(tenant))
+    return hub.layers(tenant)
 
 
 @router.put("/tenants/{tenant}/privacy/layers")
 async def put_layers(
-    tenant: str, body: LayersBody, ops: OpsDep, actor: Actor = None
+    tenant: str, body: LayersBody, hub: HubDep, actor: Actor = None
 ) -> dict[str, bool]:
-    return await ops.change_layers(tenant, body.layers, body.purge, actor or "api")
+    return await hub.change_layers(tenant, body.layers, body.purge, actor or "api")
 
 
 @router.get("/tenants/{tenant}/export")
 async def get_export(tenant: str, hub: HubDep) -> dict[str, Any]:
-    return export(hub, tenant)
+    return hub.export(tenant)
 
 
 @router.get("/tenants/{tenant}/privacy/audit")
 async def get_audit(tenant: str, hub: HubDep) -> list[dict[str, Any]]:
-    return audit_log(hub.view(tenant))
+    return hub.audit(tenant)
 
 
 @router.delete("/tenants/{tenant}/events/{event_id:path}")
 async def delete_event_route(
-    tenant: str, event_id: str, ops: OpsDep, actor: Actor = None
+    tenant: str, event_id: str, hub: HubDep, actor: Actor = None
 ) -> dict[str, Any]:
-    report = await ops.forget_event(tenant, event_id, actor or "api")
+    report = await hub.forget_event(tenant, event_id, actor or "api")
     return report.summary()
 
 
 @router.delete("/tenants/{tenant}")
 async def delete_tenant_route(
-    tenant: str, ops: OpsDep, confirm: bool = False, actor: Actor = None
+    tenant: str, hub: HubDep, confirm: bool = False, actor: Actor = None
 ) -> dict[str, Any]:
     if not confirm:
         raise HTTPException(400, "forgetting a tenant needs ?confirm=true")
-    report = await ops.forget_tenant(tenant, actor or "api")
+    report = await hub.forget_tenant(tenant, actor or "api")
     summary = report.summary()
     summary.pop("deleted_ids", None)
     return summary
@@ -88,7 +75,7 @@ async def delete_tenant_route(
 
 @router.post("/tenants/{tenant}/consolidate")
 async def consolidate_route(
-    tenant: str, ops: OpsDep, body: ConsolidateBody | None = None
+    tenant: str, hub: HubDep, body: ConsolidateBody | None = None
 ) -> dict[str, Any]:
-    report = await ops.consolidate(tenant, (body or ConsolidateBody()).budget_s)
+    report = await hub.consolidate(tenant, (body or ConsolidateBody()).budget_s)
     return report.summary()

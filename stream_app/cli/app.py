@@ -1,95 +1,45 @@
-"""The `foldmem` command line.
-
-Other modules add commands by providing ``register(app: typer.Typer) -> None`` and being
-listed in :data:`COMMAND_MODULES` (a listed module that does not exist yet is skipped).
-FoldmemErrors become a one-line message and exit code 2, never a traceback.
+"""The `foldmem` command line: the runtime's own commands (run, serve, status, intents,
+graph export, intent status, sweep) here, the rest in the modules :func:`build_app` adds
+(read, connectors, Kafka, privacy). FoldmemErrors become a one-line message and exit code 2,
+never a traceback (:mod:`stream_app.cli.common`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import importlib
 import signal
 import sys
 from collections import Counter
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import Annotated, Any
 
 import click
 import orjson
 import typer
 import typer.exceptions
-from pydantic import ValidationError
 
 from schemas.errors import FoldmemError, NotFoundError
 from schemas.intents import IntentStatus
+from stream_app.cli import connectors, kafka, privacy, read
+from stream_app.cli.common import (
+    DataDir,
+    JsonOpt,
+    TenantOpt,
+    cli_errors,
+    echo_json,
+    settings_for,
+)
 from stream_app.embedded.store import Store
 from stream_app.hub import views
-from stream_app.logging import configure_logging
-from stream_app.settings import Settings, load_settings
+from stream_app.settings import Settings
 from topologies.memory import TenantMemory
-
-COMMAND_MODULES: list[str] = [
-    "stream_app.cli.read",  # read path: query / recall
-    "stream_app.cli.kafka",  # Kafka / Faust deployment
-    "stream_app.cli.connectors",  # connector helpers
-    "stream_app.cli.privacy",  # issue 7: forget-event/-tenant, export, layers, consolidate
-]
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-DataDir = Annotated[
-    Path | None,
-    typer.Option("--data-dir", help="Data directory (default ./.foldmem or FOLDMEM_DATA_DIR)."),
-]
-TenantOpt = Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 
 
 class ExportFormat(StrEnum):
     json = "json"
     graphml = "graphml"
-
-
-def fail(message: str, code: int = 2) -> typer.Exit:
-    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
-    return typer.Exit(code)
-
-
-def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """FoldmemError or invalid arguments (a pydantic ValidationError) -> 'error: ...' on
-    stderr and exit code 2."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return fn(*args, **kwargs)
-        except FoldmemError as exc:
-            raise fail(str(exc)) from None
-        except ValidationError as exc:
-            raise fail(validation_message(exc)) from None
-
-    return wrapper
-
-
-def validation_message(exc: ValidationError) -> str:
-    """pydantic's errors in one line: ``as_of: must be timezone-aware ...; k: ...``."""
-    parts = []
-    for err in exc.errors()[:5]:
-        where = ".".join(str(p) for p in err["loc"])
-        message = str(err["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)
-
-
-def settings_for(**overrides: Any) -> Settings:
-    settings = load_settings(**overrides)
-    configure_logging(settings)
-    return settings
 
 
 def _read_store(settings: Settings) -> Store:
@@ -102,10 +52,6 @@ def _load(store: Store, tenant: str) -> TenantMemory:
         raise NotFoundError(f"tenant {tenant!r} not found (tenants: {known})")
     memory, _ = store.load_tenant(tenant, store.embedder_dim or 8, vectors=False)
     return memory
-
-
-def _echo_json(value: Any) -> None:
-    typer.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str).decode())
 
 
 # ---------------------------------------------------------------------- commands
@@ -225,7 +171,7 @@ def status(data_dir: DataDir = None, as_json: JsonOpt = False) -> None:
             counts["llm_usage"] = usage_totals(store.usage_rows(tenant))
             report["tenants"][tenant] = counts
     if as_json:
-        _echo_json(report)
+        echo_json(report)
         return
     typer.echo(f"data dir: {report['data_dir']}")
     typer.echo(f"planner: {report['planner']}   embedder: {report['embedder']}")
@@ -391,13 +337,7 @@ def build_app() -> typer.Typer:
     ):
         intent_app.command(verb)(cli_errors(_intent_command(target, verb)))
     app.add_typer(intent_app, name="intent")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
+    for module in (read, kafka, connectors, privacy):
         module.register(app)
     return app
 

@@ -14,12 +14,7 @@ from typing import Annotated
 import typer
 
 from schemas.errors import ConfigError
-from stream_app.cli.app import DataDir, cli_errors, settings_for
-
-BrokersOpt = Annotated[
-    str | None,
-    typer.Option("--brokers", help="Kafka brokers, host:port,... (FOLDMEM_KAFKA_BROKERS)."),
-]
+from stream_app.cli.common import BrokersOpt, DataDir, cli_errors, settings_for
 
 
 class To(StrEnum):

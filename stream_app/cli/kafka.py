@@ -16,15 +16,10 @@ import typer
 
 from schemas.errors import ConfigError, FoldmemError
 from schemas.events import RawEvent
-from stream_app.cli.app import fail as _fail
-from stream_app.cli.app import settings_for as _settings
+from stream_app.cli.common import BrokersOpt
+from stream_app.cli.common import fail as _fail
+from stream_app.cli.common import settings_for as _settings
 
-BrokersOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--brokers", help="Kafka brokers, comma-separated host:port (FOLDMEM_KAFKA_BROKERS)."
-    ),
-]
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 TopicOpt = Annotated[str | None, typer.Option("--topic", help="Topic (default from settings).")]
 

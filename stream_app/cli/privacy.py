@@ -1,7 +1,7 @@
-"""`foldmem forget-event`, `forget-tenant`, `export`, `layers`, `audit`, `consolidate` (issue 7).
+"""`foldmem forget-event`, `forget-tenant`, `export`, `layers`, `audit`, `consolidate`.
 
-Listed in ``stream_app.cli.COMMAND_MODULES``. Writes go through the same hub operations as the
-API (:mod:`stream_app.embedded.privacy`): under the tenant's lock, persisted to the store.
+Writes go through the same hub operations as the API (the embedded hub of the data dir):
+under the tenant's lock, persisted to the store.
 """
 
 from __future__ import annotations
@@ -18,29 +18,20 @@ import orjson
 import typer
 
 from schemas.errors import NotFoundError
+from stream_app.cli.common import DataDir, cli_errors, data_dir_hub, fail
+from stream_app.embedded.hub import MemoryHub
 
-DataDir = Annotated[
-    Path | None,
-    typer.Option("--data-dir", help="Data directory (default ./.foldmem or FOLDMEM_DATA_DIR)."),
-]
 Tenant = Annotated[str, typer.Option("--tenant", help="The tenant.")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 Actor = Annotated[str | None, typer.Option("--actor", help="Who asks (audit log); default $USER.")]
 
 
-def _hub(data_dir: Path | None) -> contextlib.AbstractContextManager[Any]:
-    from stream_app.cli.app import settings_for
-    from stream_app.factory import open_hub
-
-    return open_hub(settings_for(data_dir=data_dir))
-
-
 @contextlib.contextmanager
-def _tenant_hub(data_dir: Path | None, tenant: str) -> Iterator[Any]:
+def _tenant_hub(data_dir: Path | None, tenant: str) -> Iterator[MemoryHub]:
     """The hub of a data dir that holds the tenant. These commands act on the embedded store
     only: a tenant it does not hold (for example one kept by Kafka workers) is an error that
     says where to go, never a silent no-op on an empty store."""
-    with _hub(data_dir) as hub:
+    with data_dir_hub(data_dir) as hub:
         if tenant not in hub.tenants():
             raise NotFoundError(
                 f"tenant {tenant!r} not found in the data dir {hub.store.path.parent}; on a "
@@ -71,10 +62,8 @@ def forget_event_command(
     as_json: Json = False,
 ) -> None:
     """Hard-delete an event and what was grounded only in it; a re-sent copy is refused."""
-    from stream_app.embedded.privacy import forget_event
-
     with _tenant_hub(data_dir, tenant) as hub:
-        report = asyncio.run(forget_event(hub, tenant, event_id, _actor(actor)))
+        report = asyncio.run(hub.forget_event(tenant, event_id, _actor(actor)))
     if as_json:
         _echo(report.summary())
         return
@@ -91,16 +80,13 @@ def forget_tenant_command(
     as_json: Json = False,
 ) -> None:
     """Delete everything held about a tenant (only hashed tombstones and the audit stay)."""
-    from stream_app.cli.app import fail
-    from stream_app.embedded.privacy import forget_whole_tenant
-
     if not yes:
         if not sys.stdin.isatty():
             raise fail(f"forgetting tenant {tenant!r} needs confirmation: pass --yes")
         if not typer.confirm(f"Forget everything about tenant {tenant!r}?"):
             raise typer.Exit(1)
     with _tenant_hub(data_dir, tenant) as hub:
-        report = asyncio.run(forget_whole_tenant(hub, tenant, _actor(actor)))
+        report = asyncio.run(hub.forget_tenant(tenant, _actor(actor)))
     summary = report.summary()
     summary.pop("deleted_ids", None)
     if as_json:
@@ -115,10 +101,8 @@ def export_command(
     data_dir: DataDir = None,
 ) -> None:
     """Export everything held about a tenant as JSON (inferred layers marked inferred)."""
-    from stream_app.embedded.privacy import export
-
-    with _hub(data_dir) as hub:
-        data = export(hub, tenant)
+    with data_dir_hub(data_dir) as hub:
+        data = hub.export(tenant)
     blob = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
     if out is None:
         typer.echo(blob.decode())
@@ -141,15 +125,12 @@ def layers_command(
     as_json: Json = False,
 ) -> None:
     """Show or change the tenant's layer opt-ins (facts, concepts, intents, core_schemas)."""
-    from stream_app.embedded.privacy import change_layers
-    from topologies.privacy import layers
-
-    with _hub(data_dir) as hub:
+    with data_dir_hub(data_dir) as hub:
         changes = {**{n: True for n in enable or []}, **{n: False for n in disable or []}}
         if changes or purge:
-            state = asyncio.run(change_layers(hub, tenant, changes, purge, _actor(actor)))
+            state = asyncio.run(hub.change_layers(tenant, changes, purge, _actor(actor)))
         else:
-            state = layers(hub.view(tenant))
+            state = hub.layers(tenant)
     if as_json:
         _echo(state)
         return
@@ -159,10 +140,8 @@ def layers_command(
 
 def audit_command(tenant: Tenant, data_dir: DataDir = None) -> None:
     """The tenant's deletion audit log (who, when, which ids; never content)."""
-    from topologies.privacy import audit_log
-
-    with _hub(data_dir) as hub:
-        _echo(audit_log(hub.view(tenant)))
+    with data_dir_hub(data_dir) as hub:
+        _echo(hub.audit(tenant))
 
 
 def consolidate_command(
@@ -172,10 +151,8 @@ def consolidate_command(
     as_json: Json = False,
 ) -> None:
     """Run the nightly engine (cluster facts, induce schemas/intents, sweep) for a tenant now."""
-    from stream_app.embedded.privacy import consolidate
-
     with _tenant_hub(data_dir, tenant) as hub:
-        report = asyncio.run(consolidate(hub, tenant, budget))
+        report = asyncio.run(hub.consolidate(tenant, budget))
     summary = report.summary()
     if as_json:
         _echo(summary)
@@ -189,8 +166,6 @@ def consolidate_command(
 
 
 def register(app: typer.Typer) -> None:
-    from stream_app.cli.app import cli_errors
-
     app.command("forget-event")(cli_errors(forget_event_command))
     app.command("forget-tenant")(cli_errors(forget_tenant_command))
     app.command("export")(cli_errors(export_command))

@@ -1,21 +1,17 @@
-"""`foldmem query` and `foldmem recall` (listed in ``stream_app.cli.COMMAND_MODULES``)."""
+"""`foldmem query` and `foldmem recall`: the hub's read path over a data dir."""
 
 from __future__ import annotations
 
 import asyncio
 from datetime import datetime
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from schemas.graph import NodeKind
 from schemas.query import QueryHit, QueryRequest, RecallRequest, TimeRange
+from stream_app.cli.common import DataDir, cli_errors, data_dir_hub
 
-DataDir = Annotated[
-    Path | None,
-    typer.Option("--data-dir", help="Data directory (default ./.foldmem or FOLDMEM_DATA_DIR)."),
-]
 Tenant = Annotated[str, typer.Option("--tenant", help="Tenant to read.")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 Kinds = Annotated[
@@ -55,9 +51,6 @@ def query_command(
     as_json: Json = False,
 ) -> None:
     """Search a tenant's memory (BM25 + dense + graph; never an LLM); cites event ids."""
-    from stream_app.api.read import run_query
-    from stream_app.cli.app import cli_errors, settings_for
-    from stream_app.factory import open_hub
 
     @cli_errors
     def go() -> None:
@@ -65,8 +58,8 @@ def query_command(
         request = QueryRequest(
             text=text, k=k, kinds=_kinds(kind), as_of=as_of, between=between, expand=not no_expand
         )
-        with open_hub(settings_for(data_dir=data_dir)) as hub:
-            response = run_query(hub, tenant, request)
+        with data_dir_hub(data_dir) as hub:
+            response = hub.query(tenant, request)
         if as_json:
             typer.echo(response.model_dump_json(indent=2))
             return
@@ -88,15 +81,12 @@ def recall_command(
     as_json: Json = False,
 ) -> None:
     """Cued recall (Hou et al.): memories with p >= threshold; records the recall."""
-    from stream_app.api.read import run_recall
-    from stream_app.cli.app import cli_errors, settings_for
-    from stream_app.factory import open_hub
 
     @cli_errors
     def go() -> None:
         request = RecallRequest(text=text, threshold=threshold, limit=limit, kinds=_kinds(kind))
-        with open_hub(settings_for(data_dir=data_dir)) as hub:
-            response = asyncio.run(run_recall(hub, tenant, request))
+        with data_dir_hub(data_dir) as hub:
+            response = asyncio.run(hub.recall(tenant, request))
         if as_json:
             typer.echo(response.model_dump_json(indent=2))
             return

@@ -1,4 +1,5 @@
-"""MemoryHub: the tenants' in-memory memories shared by the runner, the API and the CLI.
+"""MemoryHub: the embedded mode's :class:`stream_app.hub.Hub`, the tenants' memories over one
+SQLite store, shared by the runner, the API and the CLI.
 
 - Writers (fold, intent status, sweep) hold the tenant's ``asyncio.Lock``; a fold persists
   its ingest ChangeSet before planning and its fold ChangeSet (event state "folded", intent
@@ -19,32 +20,43 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
 from typing import TypeVar
 
 import structlog
 
-from schemas.errors import NotFoundError
+from schemas.errors import FoldmemError, NotFoundError
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus
+from schemas.query import RecallRequest, RecallResponse
+from stream_app.embedded import privacy
 from stream_app.embedded.interlock import TenantLocks
-from stream_app.embedded.store import Checkpoint, StaleTenantError, Store
+from stream_app.embedded.store import StaleTenantError, Store
+from stream_app.hub.locks import TenantLockTable
+from stream_app.hub.protocol import (
+    NIGHTLY_BUDGET_S,
+    Checkpoint,
+    CheckpointFn,
+    FoldOutcome,
+    TransientError,
+)
+from stream_app.hub.reads import HubReads
+from stream_app.hub.upkeep import NightlySchedule
 from stream_app.ingest.admission import Admission
 from stream_app.outbox.outputs import IntentOutput
 from topologies.engine import FoldEngine, FoldResult, node_to_event
 from topologies.memory import ChangeSet, TenantMemory, event_node_id
-from topologies.read import Reader
+from topologies.nightly.run import NightlyReport
+from topologies.privacy import DeletionReport
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
 
-CheckpointFn = Callable[[], Sequence[Checkpoint]]
 _RETRIES = 3
 OUTBOX_LOCK = "~outbox"  # not a tenant name (those start with a letter or digit)
 
 
-class MemoryHub:
+class MemoryHub(HubReads):
     def __init__(
         self,
         store: Store,
@@ -62,8 +74,8 @@ class MemoryHub:
         self.planner_name = planner_name or engine.planner.name
         self._memories: dict[str, TenantMemory] = {}
         self._versions: dict[str, int] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._reader: Reader | None = None
+        self._tenant_locks = TenantLockTable()
+        self.nightly = NightlySchedule()
         self._data_version = store.data_version()
         store.bind_embedder(engine.embedder.model_id, engine.embedder.dim)
         self._persist_llm_usage()
@@ -79,10 +91,7 @@ class MemoryHub:
 
     # ------------------------------------------------------------------ access
     def lock(self, tenant: str) -> asyncio.Lock:
-        lock = self._locks.get(tenant)
-        if lock is None:
-            lock = self._locks[tenant] = asyncio.Lock()
-        return lock
+        return self._tenant_locks.lock(tenant)
 
     def tenants(self) -> list[str]:
         self.refresh()
@@ -148,16 +157,7 @@ class MemoryHub:
             self._forget(tenant)  # memory is ahead of the store: reload it next time
             raise
         self._versions[tenant] = versions.get(tenant, self._versions.get(tenant, 0))
-        if self._reader is not None:
-            for change in changes:
-                self._reader.apply(change)  # the read path's lexical index follows each commit
-
-    @property
-    def reader(self) -> Reader:
-        """The read path (lexical indexes, timelines), built on first use, kept in step."""
-        if self._reader is None:
-            self._reader = Reader(self.engine.embedder)
-        return self._reader
+        self.follow(changes)  # the read path's lexical index follows each commit
 
     def memory(self, tenant: str, *, create: bool = False) -> TenantMemory:
         """The live TenantMemory for writers holding the tenant's lock (see :meth:`lock`)."""
@@ -196,6 +196,21 @@ class MemoryHub:
         """Admit (EventTimeError for a time too far ahead of the clock), ingest (persisted
         before planning) then fold one event, durably."""
         return await self._fold(self.admission.admit(event), checkpoints)
+
+    async def fold_batch(
+        self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
+    ) -> list[FoldOutcome]:
+        """:meth:`stream_app.hub.Hub.fold_batch`: one event after the other, each in its own
+        transactions (the ingest commit, then the fold's)."""
+        outcomes: list[FoldOutcome] = []
+        for event in events:
+            try:
+                outcomes.append(await self.fold(event, checkpoints))
+            except TransientError:
+                raise
+            except FoldmemError as exc:
+                outcomes.append(exc)
+        return outcomes
 
     async def _fold(self, event: RawEvent, checkpoints: CheckpointFn | None = None) -> FoldResult:
         async with self.lock(event.tenant):
@@ -259,6 +274,19 @@ class MemoryHub:
             self.publish_pending()
         return messages
 
+    async def recall(self, tenant: str, request: RecallRequest) -> RecallResponse:
+        """Cued recall under the tenant's lock; the recall history is persisted before
+        returning."""
+
+        async def attempt(memory: TenantMemory) -> RecallResponse:
+            response, changes = self.reader.recall(memory, request)
+            if not changes.empty:
+                self.persist(tenant, [changes])
+            return response
+
+        async with self.lock(tenant):
+            return await self.retrying(tenant, attempt)
+
     async def sweep(self, tenant: str | None = None) -> dict[str, int]:
         """The decay sweep for one or every tenant; returns pruned/changed items per tenant."""
         done: dict[str, int] = {}
@@ -309,5 +337,22 @@ class MemoryHub:
         self.store.mark_published([row.seq for row in rows])
         return len(rows)
 
-    def now(self, tenant: str) -> datetime:
-        return self.engine.stream_now(self.view(tenant))
+    # ------------------------------------------------- nightly and privacy
+    async def nightly_if_due(self) -> dict[str, NightlyReport]:
+        """The runner's idle hook (its periodic sweep loop): a nightly run for every tenant
+        that :attr:`nightly` finds due."""
+        return await self.nightly.run_due(self.tenants(), self.view, self.consolidate)
+
+    async def consolidate(self, tenant: str, budget_s: float = NIGHTLY_BUDGET_S) -> NightlyReport:
+        return await privacy.consolidate(self, tenant, budget_s)
+
+    async def forget_event(self, tenant: str, event_id: str, actor: str) -> DeletionReport:
+        return await privacy.forget_event(self, tenant, event_id, actor)
+
+    async def forget_tenant(self, tenant: str, actor: str) -> DeletionReport:
+        return await privacy.forget_tenant(self, tenant, actor)
+
+    async def change_layers(
+        self, tenant: str, changes: dict[str, bool], purge: bool, actor: str
+    ) -> dict[str, bool]:
+        return await privacy.change_layers(self, tenant, changes, purge, actor)

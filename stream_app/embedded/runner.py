@@ -571,9 +571,7 @@ class Runner:
             try:
                 pruned = await self.hub.sweep()
                 log.info("decay_sweep", changed=sum(pruned.values()), tenants=len(pruned))
-                from stream_app.embedded.privacy import nightly_if_due  # issue 7: nightly when idle
-
-                await nightly_if_due(self.hub)
+                await self.hub.nightly_if_due()
             except FoldmemError as exc:
                 log.error("decay_sweep_failed", error=str(exc))
 

@@ -36,6 +36,7 @@ import structlog
 from schemas.errors import StoreError
 from schemas.graph import Edge, Node
 from schemas.intents import IntentMessage
+from stream_app.hub.protocol import Checkpoint, TransientError
 from topologies.config import AnnConfig
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.vector_index import Vector
@@ -77,7 +78,7 @@ CREATE TABLE IF NOT EXISTS source_checkpoints (
 """
 
 
-class TransientStoreError(StoreError):
+class TransientStoreError(StoreError, TransientError):
     """Another process holds or just changed the tenant: try again; never a reason to drop
     an event."""
 
@@ -88,13 +89,6 @@ class StaleTenantError(TransientStoreError):
 
 class EmbedderMismatchError(StoreError):
     """The store holds vectors of a different embedder model."""
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    source: str
-    offset: int
-    inode: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Byte encodings of the Kafka deployment: table keys, versioned table records, messages.
+"""Byte encodings of the Kafka deployment: table keys, versioned table records, messages
+(:func:`parse_event` reads an events-topic message).
 
 The state table (see :mod:`stream_app.kafka.state`) holds one record per stored item of a
 tenant, keyed ``tenant 0x1F kind 0x1F item-key``. Kinds:
@@ -29,8 +30,10 @@ from typing import Any
 
 import numpy as np
 import orjson
+from pydantic import ValidationError
 
-from schemas.errors import FoldmemError
+from schemas.errors import FoldmemError, InvalidEventError
+from schemas.events import RawEvent
 from schemas.graph import Edge, EdgeKind, Node
 from topologies.config import AnnConfig
 from topologies.graph import EdgeKey
@@ -49,6 +52,28 @@ _HAS_PREV, _HAS_NEW = 1, 2
 
 class CodecError(FoldmemError):
     """A table record or key could not be decoded."""
+
+
+# ----------------------------------------------------------------------- messages
+def parse_event(raw: bytes | None, key: bytes | None) -> RawEvent:
+    """A RawEvent from an events-topic message, or InvalidEventError naming what is wrong."""
+    if raw is None:
+        raise InvalidEventError("empty message value", raw)
+    try:
+        event = RawEvent.model_validate_json(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'event'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise InvalidEventError(f"invalid RawEvent: {problems}", raw) from exc
+    if key is None or key != event.tenant.encode():
+        raise InvalidEventError(
+            f"message key {key!r} is not the event's tenant {event.tenant!r} "
+            "(key events by tenant)",
+            raw,
+        )
+    return event
 
 
 # --------------------------------------------------------------------------- keys

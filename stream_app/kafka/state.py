@@ -16,7 +16,8 @@ Design (docs/kafka.md, "State and recovery"):
 - A :class:`TenantMemory` is rebuilt from the table (``TenantMemory.load``) on first use after
   an assignment: one scan of the table groups the records by tenant.
 - Deleted items are first written as deletion records (so they can be rolled back), then
-  replaced by a tombstone at the tenant's next transaction (compaction drops them).
+  replaced by a tombstone at the tenant's next transaction (compaction drops them). A privacy
+  delete cannot wait for that: :meth:`KafkaTenantState.hard_delete` tombstones at once.
 """
 
 from __future__ import annotations
@@ -207,6 +208,30 @@ class KafkaTenantState:
             self._put(partition, table_key(tenant, COMMIT, ""), encode_seq(seq))
             self._seq[tenant] = seq
             sent += 1
+        return sent
+
+    def hard_delete(self, changes: ChangeSet) -> tuple[int, int]:
+        """Write a privacy ChangeSet (records, then the commit marker) and, the marker being
+        queued, replace every deletion record of the tenant with a real tombstone (``value =
+        None``) at once: recovery keeps the last value per key, so a recovered worker never
+        sees the deleted items. Returns (records, tombstones) sent."""
+        sent = self.write([changes])
+        tenant = changes.tenant
+        partition = self.partition_of(tenant)
+        tombstones = self._tombstones.pop(tenant, [])
+        for key in tombstones:
+            self._put(partition, key, None)
+        return sent, len(tombstones)
+
+    def reseal(self, tenant: str) -> Awaitable[Any] | None:
+        """Send the tenant's commit marker again (see ``Changelog.settle``); the send, if any."""
+        key = table_key(tenant, COMMIT, "")
+        marker = self.table.data.get(key)
+        if marker is None:
+            return None
+        sent: Awaitable[Any] | None = self.table.send_changelog(
+            self.partition_of(tenant), key, marker
+        )
         return sent
 
     def take_pending(self) -> list[Awaitable[Any]]:

@@ -9,7 +9,8 @@ import pytest
 
 from schemas.events import RawEvent
 from schemas.intents import IntentStatus
-from stream_app.embedded.store import Checkpoint, EmbedderMismatchError, StaleTenantError, Store
+from stream_app.embedded.store import EmbedderMismatchError, StaleTenantError, Store
+from stream_app.hub import Checkpoint
 from tests.app.conftest import app_settings, make_stream, quiet_hub
 from topologies.embedding import HashingEmbedder
 from topologies.memory import TenantMemory

@@ -31,7 +31,7 @@ from connectors.sinks.kafka_sink import KafkaSink
 from schemas.events import RawEvent
 from schemas.intents import Intent, IntentMessage, IntentStatus
 from stream_app.ingest.importer import DeliveryError, Importer, KafkaTarget, Ledger
-from stream_app.kafka.worker import partition_for
+from stream_app.kafka.topics import partition_for
 from stream_app.settings import load_settings
 from tests.app.conftest import invoke
 from tests.webhook_receiver import WebhookReceiver, receiving
