@@ -26,12 +26,17 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ValidationError
 
-from connectors.base import json_problem
+from connectors.base import BadItem, json_problem
 from schemas.errors import FoldmemError
 from schemas.events import RawEvent
 from stream_app.api.core import check_bearer, get_hub, get_settings
-from stream_app.embedded.store import TransientStoreError
+from stream_app.hub.protocol import TransientError
 from stream_app.ingest.admission import EventTimeError
+from stream_app.ingest.deadletter import DeadLetter
+from stream_app.ingest.driver import BusyPolicy, IngestDriver
+from stream_app.ingest.sources import Batch, Outcome, Read
+from stream_app.ingest.targets import HubTarget
+from topologies.engine import FoldResult
 
 log = structlog.get_logger(__name__)
 
@@ -112,81 +117,47 @@ async def ingest_events(tenant: str, request: Request) -> JSONResponse:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise HTTPException(400, f"body is not JSON: {json_problem(body, exc)}") from exc
-    single = isinstance(payload, dict)
-    items = [payload] if single else payload
-    if not isinstance(items, list) or not items:
+    if isinstance(payload, dict):
+        payload = [payload]
+    if not isinstance(payload, list) or not payload:
         raise HTTPException(422, "send one RawEvent object or a non-empty array of them")
-    if len(items) > MAX_BATCH:
+    if len(payload) > MAX_BATCH:
         raise HTTPException(413, f"at most {MAX_BATCH} events per request")
-    from stream_app.embedded.runner import DeadLetter
-
-    deadletter = DeadLetter(get_settings(request).deadletter_path)
-    where = f"http:POST /tenants/{tenant}/events"
-    results: list[ItemResult] = []
-    for index, item in enumerate(items):
+    settings = get_settings(request)
+    results: dict[int, ItemResult] = {}
+    items: list[RawEvent | BadItem] = []
+    for index, item in enumerate(payload):
         event, errors = _validate(tenant, item)
+        if event is not None:
+            items.append(event)
+            continue
         item_id = item.get("id") if isinstance(item, dict) else None
-        if event is None:
-            reason = "; ".join(f"{e.field}: {e.message}" for e in errors)
-            deadletter.write(where, f"item {index}", reason)
-            results.append(
-                ItemResult(
-                    index=index,
-                    id=item_id if isinstance(item_id, str) else None,
-                    status="rejected",
-                    code=422,
-                    errors=errors,
-                )
-            )
-            continue
-        try:
-            result = await hub.fold(event)
-        except EventTimeError as exc:
-            deadletter.write(where, f"item {index} (event {event.id})", exc.reason)
-            results.append(
-                ItemResult(
-                    index=index,
-                    id=event.id,
-                    status="rejected",
-                    code=422,
-                    errors=[FieldError(field=exc.field, message=exc.message)],
-                )
-            )
-            continue
-        except TransientStoreError as exc:  # another process kept the tenant: try again
-            log.info("http_ingest_busy", tenant=tenant, event_id=event.id, error=str(exc))
-            results.append(
-                ItemResult(
-                    index=index,
-                    id=event.id,
-                    status="unavailable",
-                    code=503,
-                    errors=[FieldError(field="event", message=str(exc))],
-                )
-            )
-            continue
-        except FoldmemError as exc:
-            deadletter.write(where, f"item {index} (event {event.id})", str(exc), "fold_failed")
-            results.append(
-                ItemResult(
-                    index=index,
-                    id=event.id,
-                    status="rejected",
-                    code=422,
-                    errors=[FieldError(field="event", message=str(exc))],
-                )
-            )
-            continue
-        results.append(
-            ItemResult(
-                index=index,
-                id=event.id,
-                status="duplicate" if result.status == "duplicate" else "folded",
-                code=200,
-            )
+        results[index] = ItemResult(
+            index=index,
+            id=item_id if isinstance(item_id, str) else None,
+            status="rejected",
+            code=422,
+            errors=errors,
         )
-    rejected = sum(1 for r in results if r.status == "rejected")
-    unavailable = sum(1 for r in results if r.status == "unavailable")
+        reason = "; ".join(f"{e.field}: {e.message}" for e in errors)
+        items.append(BadItem(f"item {index}", reason))
+
+    def record(read: Read, outcome: Outcome) -> None:
+        assert isinstance(read.item, RawEvent)
+        results[read.position] = _result(read.position, read.item, outcome)
+
+    driver = IngestDriver(
+        HubTarget(hub),
+        deadletter=DeadLetter(settings.deadletter_path),
+        busy=BusyPolicy(attempts=1),  # a busy tenant: the client sends the batch again
+        max_tenants=1,
+        batch_size=MAX_BATCH,
+        on_outcome=record,
+    )
+    await driver.run([Batch(f"http:POST /tenants/{tenant}/events", items)])
+    results = dict(sorted(results.items()))
+    rejected = sum(1 for r in results.values() if r.status == "rejected")
+    unavailable = sum(1 for r in results.values() if r.status == "unavailable")
     accepted = len(results) - rejected - unavailable
     log.info("http_ingest", tenant=tenant, accepted=accepted, rejected=rejected)
     response = IngestResponse(
@@ -194,7 +165,7 @@ async def ingest_events(tenant: str, request: Request) -> JSONResponse:
         accepted=accepted,
         rejected=rejected,
         unavailable=unavailable,
-        results=results,
+        results=list(results.values()),
     )
     if unavailable:  # send the batch again later: folded items come back as duplicates
         return JSONResponse(
@@ -204,6 +175,24 @@ async def ingest_events(tenant: str, request: Request) -> JSONResponse:
         )
     code = 200 if rejected == 0 else (422 if accepted == 0 else 207)
     return JSONResponse(response.model_dump(mode="json"), status_code=code)
+
+
+def _result(index: int, event: RawEvent, outcome: Outcome) -> ItemResult:
+    """What became of a valid item: folded (or a duplicate), refused, failed, or not folded
+    now because another process kept the tenant."""
+    if isinstance(outcome, TransientError):
+        log.info("http_ingest_busy", tenant=event.tenant, event_id=event.id, error=str(outcome))
+        error = FieldError(field="event", message=str(outcome))
+        return ItemResult(index=index, id=event.id, status="unavailable", code=503, errors=[error])
+    if isinstance(outcome, EventTimeError):
+        error = FieldError(field=outcome.field, message=outcome.message)
+        return ItemResult(index=index, id=event.id, status="rejected", code=422, errors=[error])
+    if isinstance(outcome, FoldmemError):
+        error = FieldError(field="event", message=str(outcome))
+        return ItemResult(index=index, id=event.id, status="rejected", code=422, errors=[error])
+    duplicate = isinstance(outcome, FoldResult) and outcome.status == "duplicate"
+    status: Literal["folded", "duplicate"] = "duplicate" if duplicate else "folded"
+    return ItemResult(index=index, id=event.id, status=status, code=200)
 
 
 def _validate(tenant: str, item: Any) -> tuple[RawEvent | None, list[FieldError]]:

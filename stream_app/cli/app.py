@@ -116,7 +116,7 @@ def run(
 
             close_outputs(hub)
             hub.store.close()
-    typer.echo(f"done: {stats.line()}", err=True)
+    typer.echo(f"done: {stats.run_line()}", err=True)
 
 
 def serve(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -61,57 +62,52 @@ def ingest(
     ] = None,
 ) -> None:
     """Import sources once, with a progress bar and a checkpoint (resume after Ctrl-C)."""
-    from stream_app.embedded.runner import DeadLetter
-    from stream_app.ingest.importer import (
-        EmbeddedTarget,
-        Importer,
-        KafkaTarget,
-        Ledger,
-        Target,
-        delete_checkpoint,
-        parse_refs,
-    )
+    from stream_app.factory import build_hub, close_outputs
+    from stream_app.ingest.admission import Admission
+    from stream_app.ingest.imports import delete_checkpoint, run_import
+    from stream_app.ingest.ledger import Ledger
+    from stream_app.ingest.sources import parse_refs
+    from stream_app.ingest.targets import DryRunTarget, HubTarget, KafkaTarget, Target
 
     settings = settings_for(data_dir=data_dir, kafka_brokers=brokers, default_tenant=tenant)
     refs = parse_refs(sources)
     hub = None
-    target: Target | None = None
-    if to == To.kafka:
+    target: Target
+    name = KafkaTarget(settings, topic).name if to == To.kafka else HubTarget.name
+    if dry_run:  # lists what the import would send (the ledger of that target is read)
+        admission = Admission.of(settings.max_future_days)
+        target = DryRunTarget(name, sys.stdout, as_json=as_json, admission=admission)
+    elif to == To.kafka:
         target = KafkaTarget(settings, topic)
-    elif not dry_run:
-        from stream_app.factory import build_hub
-
+    else:
         hub = build_hub(settings)
-        target = EmbeddedTarget(hub, DeadLetter(settings.deadletter_path))
-    name = target.name if target is not None else "embedded"
+        target = HubTarget(hub)
     if restart and not dry_run:
-        delete_checkpoint(settings, name, refs)
+        delete_checkpoint(settings, target.name, refs)
     ledger = Ledger(settings.ingest_db_path, readonly=dry_run)
-    importer = Importer(
-        settings,
-        target,
-        ledger,
-        target_name=name,
-        tenant=tenant,
-        kind=kind,
-        dry_run=dry_run,
-        as_json=as_json,
-        limit=limit,
-        progress=progress,
-        deadletter=DeadLetter(settings.deadletter_path),
-    )
     try:
-        stats = asyncio.run(importer.run(refs))
+        stats = asyncio.run(
+            run_import(
+                settings,
+                target,
+                refs,
+                ledger,
+                tenant=tenant,
+                kind=kind,
+                dry_run=dry_run,
+                limit=limit,
+                progress=progress,
+                hub=hub,
+            )
+        )
     finally:
         ledger.close()
         if hub is not None:
-            from stream_app.factory import close_outputs
-
             close_outputs(hub)
             hub.store.close()
-    where = "dry run" if dry_run else f"to {name}"
-    typer.echo(f"ingest {where}: {stats.line(dry_run)}", err=True)
-    if stats.bad and not dry_run:
+    where = "dry run" if dry_run else f"to {target.name}"
+    typer.echo(f"ingest {where}: {stats.import_line(dry_run)}", err=True)
+    if stats.dead_lettered and not dry_run:
         typer.echo(f"bad items are listed in {settings.deadletter_path}", err=True)
     if stats.interrupted:
         typer.echo("stopped before the end: run the same command again to resume", err=True)

@@ -24,7 +24,7 @@ from typing import TypeVar
 
 import structlog
 
-from schemas.errors import FoldmemError, NotFoundError
+from schemas.errors import NotFoundError
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus
@@ -38,9 +38,8 @@ from stream_app.hub.protocol import (
     Checkpoint,
     CheckpointFn,
     FoldOutcome,
-    TransientError,
 )
-from stream_app.hub.reads import HubReads
+from stream_app.hub.reads import HubReads, fold_each
 from stream_app.hub.upkeep import NightlySchedule
 from stream_app.ingest.admission import Admission
 from stream_app.outbox.outputs import IntentOutput
@@ -53,6 +52,7 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T")
 
 _RETRIES = 3
+Positions = Callable[[], Sequence[Checkpoint]]
 OUTBOX_LOCK = "~outbox"  # not a tenant name (those start with a letter or digit)
 
 
@@ -195,24 +195,17 @@ class MemoryHub(HubReads):
     async def fold(self, event: RawEvent, checkpoints: CheckpointFn | None = None) -> FoldResult:
         """Admit (EventTimeError for a time too far ahead of the clock), ingest (persisted
         before planning) then fold one event, durably."""
-        return await self._fold(self.admission.admit(event), checkpoints)
+        positions = None if checkpoints is None else (lambda: checkpoints(event))
+        return await self._fold(self.admission.admit(event), positions)
 
     async def fold_batch(
         self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
     ) -> list[FoldOutcome]:
         """:meth:`stream_app.hub.Hub.fold_batch`: one event after the other, each in its own
         transactions (the ingest commit, then the fold's)."""
-        outcomes: list[FoldOutcome] = []
-        for event in events:
-            try:
-                outcomes.append(await self.fold(event, checkpoints))
-            except TransientError:
-                raise
-            except FoldmemError as exc:
-                outcomes.append(exc)
-        return outcomes
+        return await fold_each(self, events, checkpoints)
 
-    async def _fold(self, event: RawEvent, checkpoints: CheckpointFn | None = None) -> FoldResult:
+    async def _fold(self, event: RawEvent, checkpoints: Positions | None = None) -> FoldResult:
         async with self.lock(event.tenant):
             result = await self.retrying(
                 event.tenant, lambda m: self._fold_locked(m, event, checkpoints), create=True
@@ -221,7 +214,7 @@ class MemoryHub(HubReads):
         return result
 
     async def _fold_locked(
-        self, memory: TenantMemory, event: RawEvent, checkpoints: CheckpointFn | None
+        self, memory: TenantMemory, event: RawEvent, checkpoints: Positions | None
     ) -> FoldResult:
         tenant = memory.tenant
         result = await self.engine.fold(

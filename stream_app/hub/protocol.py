@@ -34,6 +34,11 @@ class TransientError(FoldmemError):
     recovering or moving it): try again later; never a reason to drop an event."""
 
 
+class FoldFailedError(FoldmemError):
+    """The engine failed on an event (a bug; the event stays stored): it is dead-lettered
+    with this reason, and the stream goes on."""
+
+
 @dataclass(frozen=True)
 class Checkpoint:
     """A source's position, committed in the same transaction as the fold that passed it."""
@@ -43,8 +48,9 @@ class Checkpoint:
     inode: int | None = None
 
 
-CheckpointFn = Callable[[], Sequence[Checkpoint]]
-# one entry per event of a batch, in order: the fold's result, or why the event was refused
+# the source positions to commit in the same transaction as the fold of this event
+CheckpointFn = Callable[[RawEvent], Sequence[Checkpoint]]
+# one entry per event of a batch, in order: the fold's result, or why the event was not folded
 FoldOutcome = FoldResult | FoldmemError
 
 
@@ -77,7 +83,7 @@ class Hub(Protocol):
     async def fold(self, event: RawEvent, checkpoints: CheckpointFn | None = None) -> FoldResult:
         """Admit, ingest (durable before any planner runs) and fold one event.
 
-        ``checkpoints`` gives the source positions to commit with the fold (a hub whose
+        ``checkpoints(event)`` gives the source positions to commit with the fold (a hub whose
         positions are its consumer offsets refuses them). Raises InvalidEventError when the
         event is refused (a time too far ahead, a forgotten id), TransientError when the
         tenant cannot be written now (fold it again later: never a reason to drop it)."""
@@ -86,11 +92,14 @@ class Hub(Protocol):
     async def fold_batch(
         self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
     ) -> list[FoldOutcome]:
-        """Fold events in order (each tenant's in the order given): one outcome per event, a
-        refused or failed event does not stop the others. A TransientError stops the
-        batch and propagates: part of it may be folded, and folding the same batch again is
-        safe (folded events come back as duplicates). ``checkpoints`` is asked after each
-        commit for the positions it may pass."""
+        """Fold events in order (each tenant's in the order given): one outcome per event.
+        A refused event (InvalidEventError) or a failed fold (FoldFailedError for a bug) does
+        not stop the others; a TransientError does stop its tenant: that event and the
+        tenant's later ones in the batch carry it, unfolded, to be folded again later.
+        ``checkpoints(event)`` is asked at each event's commit, as for :meth:`fold`.
+
+        The ingest driver delivers every source through this (one tenant's events per
+        batch); a hub may fold a batch in fewer transactions than events."""
         ...
 
     # ------------------------------------------------------------------- read

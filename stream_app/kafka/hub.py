@@ -24,8 +24,8 @@ from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus
 from schemas.query import RecallRequest, RecallResponse
 from stream_app.hub.locks import TenantLockTable
-from stream_app.hub.protocol import NIGHTLY_BUDGET_S, CheckpointFn, FoldOutcome, TransientError
-from stream_app.hub.reads import HubReads
+from stream_app.hub.protocol import NIGHTLY_BUDGET_S, CheckpointFn, FoldFailedError, FoldOutcome
+from stream_app.hub.reads import HubReads, fold_each
 from stream_app.hub.upkeep import NightlySchedule, llm_inductor, rebuild_derived, run_night
 from stream_app.ingest.admission import Admission
 from stream_app.kafka import privacy
@@ -42,7 +42,7 @@ from topologies.privacy import DeletionReport
 log = structlog.get_logger(__name__)
 
 
-class FoldError(FoldmemError):
+class FoldError(FoldFailedError):
     """The engine failed on an event (a bug): it is dead-lettered with this reason."""
 
 
@@ -116,15 +116,7 @@ class KafkaHub(HubReads):
     async def fold_batch(
         self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
     ) -> list[FoldOutcome]:
-        outcomes: list[FoldOutcome] = []
-        for event in events:
-            try:
-                outcomes.append(await self.fold(event, checkpoints))
-            except TransientError:
-                raise
-            except FoldmemError as exc:
-                outcomes.append(exc)
-        return outcomes
+        return await fold_each(self, events, checkpoints)
 
     async def fold_locked(self, event: RawEvent) -> FoldResult:
         """One admitted event's fold; the caller holds the tenant's lock. The raw event

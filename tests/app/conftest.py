@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 
 from stream_app.cli.app import build_app
 from stream_app.embedded.hub import MemoryHub
-from stream_app.embedded.runner import Runner, RunOptions, RunStats
+from stream_app.embedded.runner import Runner, RunOptions
 from stream_app.factory import build_hub
+from stream_app.ingest.driver import IngestStats
 from stream_app.outbox.outputs import ConsoleOutput, JsonlFileOutput
 from stream_app.settings import Settings
 
@@ -79,7 +80,7 @@ def quiet_hub(settings: Settings) -> tuple[MemoryHub, io.StringIO]:
     return build_hub(settings, outputs=outputs), printed
 
 
-async def run_once(settings: Settings, *sources: Path, tenant: str | None = None) -> RunStats:
+async def run_once(settings: Settings, *sources: Path, tenant: str | None = None) -> IngestStats:
     hub, _ = quiet_hub(settings)
     try:
         options = RunOptions(

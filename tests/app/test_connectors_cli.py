@@ -21,7 +21,7 @@ from schemas.events import RawEvent
 from stream_app.embedded.runner import Runner, RunOptions
 from stream_app.embedded.store import Store
 from stream_app.factory import build_hub, close_outputs, default_outputs
-from stream_app.ingest.importer import Ledger
+from stream_app.ingest.ledger import Ledger
 from tests.app.conftest import SAMPLE, app_settings, invoke
 from tests.webhook_receiver import WebhookReceiver, receiving
 
