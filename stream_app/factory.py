@@ -1,4 +1,5 @@
-"""Build the engine's collaborators (embedder, planner, engine) from Settings.
+"""Build the engine's collaborators (embedder, planner, engine) from Settings (the embedded
+hub around them: :mod:`stream_app.embedded.factory`).
 
 Planners are listed by name in :data:`PLANNERS`: a function of ``(settings, embedder,
 config)`` returning ``(planner, fallback or None)``. A new planner is a new line there.
@@ -6,17 +7,10 @@ config)`` returning ``(planner, fallback or None)``. A new planner is a new line
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Sequence
-from typing import TextIO
+from collections.abc import Callable
 
 from schemas.errors import ConfigError
-from stream_app.embedded.hub import MemoryHub
-from stream_app.embedded.interlock import TenantLocks
-from stream_app.embedded.store import Store
-from stream_app.ingest.admission import Admission
 from stream_app.llm_factory import build_llm_planner
-from stream_app.outbox.outputs import ConsoleOutput, IntentOutput, JsonlFileOutput
 from stream_app.settings import Settings
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder, HashingEmbedder, MiniLmOnnxEmbedder, OpenAIEmbedder
@@ -76,58 +70,3 @@ def build_engine(settings: Settings, embedder: Embedder | None = None) -> FoldEn
 
     attach_llm_steps(engine)  # issue 7: LLM fact extraction when the LLM planner is on
     return engine
-
-
-def default_outputs(settings: Settings, stream: TextIO | None = None) -> list[IntentOutput]:
-    """Print each intent message and append it to DATA_DIR/intents.jsonl (and POST it to
-    FOLDMEM_WEBHOOK_URL when set, see stream_app.outbox.notify)."""
-    outputs: list[IntentOutput] = [ConsoleOutput(stream), JsonlFileOutput(settings.intents_path)]
-    if settings.webhook_url:
-        from stream_app.outbox.notify import webhook_output
-
-        outputs.append(webhook_output(settings))
-    return outputs
-
-
-def close_outputs(hub: MemoryHub) -> None:
-    """Let outputs with background delivery (the webhook) finish, then release them."""
-    for output in hub.outputs:
-        close = getattr(output, "close", None)
-        if callable(close):
-            close()
-
-
-def build_hub(
-    settings: Settings,
-    *,
-    outputs: Sequence[IntentOutput] | None = None,
-    embedder: Embedder | None = None,
-) -> MemoryHub:
-    """Store + engine + outputs: everything a runner, the API or a CLI write command needs."""
-    engine = build_engine(settings, embedder)
-    store = Store(settings.db_path, synchronous=settings.store_synchronous)
-    try:
-        return MemoryHub(
-            store,
-            engine,
-            default_outputs(settings) if outputs is None else outputs,
-            planner_name=settings.planner,
-            admission=Admission.of(settings.max_future_days),
-            locks=TenantLocks(settings.locks_path, settings.write_lock_timeout_s),
-        )
-    except BaseException:
-        store.close()
-        raise
-
-
-@contextlib.contextmanager
-def open_hub(settings: Settings) -> Iterator[MemoryHub]:
-    """A hub for one CLI command; its store is closed on the way out."""
-    hub = build_hub(settings)
-    try:
-        yield hub
-    finally:
-        try:
-            close_outputs(hub)  # a webhook delivers what the command emitted (retractions)
-        finally:
-            hub.store.close()

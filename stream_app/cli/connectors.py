@@ -62,7 +62,7 @@ def ingest(
     ] = None,
 ) -> None:
     """Import sources once, with a progress bar and a checkpoint (resume after Ctrl-C)."""
-    from stream_app.factory import build_hub, close_outputs
+    from stream_app.embedded.factory import build_hub, close_outputs
     from stream_app.ingest.admission import Admission
     from stream_app.ingest.imports import delete_checkpoint, run_import
     from stream_app.ingest.ledger import Ledger

@@ -239,8 +239,8 @@ def tail_intents(
     as_json: Annotated[bool, typer.Option("--json", help="Print the raw messages.")] = False,
 ) -> None:
     """Print intent messages as they arrive on the intents topic."""
+    from connectors.sinks.stdout import describe
     from schemas.intents import IntentMessage
-    from stream_app.outbox.outputs import describe
 
     try:
         settings = _settings(kafka_brokers=brokers)

@@ -1,12 +1,12 @@
 """The embedded mode's local output files, DATA_DIR/intents.jsonl, deadletter.jsonl and
-webhook-deadletter.jsonl (undeliverable webhook messages):
-appends that a rewrite cannot lose, and the rewrite a deletion makes of them.
+webhook-deadletter.jsonl (undeliverable webhook messages), and the rewrite a deletion makes
+of them.
 
-Both files are append-only logs, written by the runner (and by CLI and API writers) one line
-per ``os.write`` under an exclusive ``flock``. A deletion (``forget-event``, ``forget-tenant``,
-CLI or API) rewrites them without the deleted content: into a temporary file beside the
-original, fsynced, then ``os.replace``d over it, under the same lock; an appender that
-opened the file before the replace sees the inode changed and reopens, so no line is lost.
+They are append-only logs, written one line per ``os.write`` under an exclusive ``flock``
+(:func:`connectors.sinks.files.append_line`). A deletion (``forget-event``,
+``forget-tenant``, CLI or API) rewrites them without the deleted content, atomically and under
+the same lock (:func:`connectors.sinks.files.rewrite_lines`), so no line appended meanwhile is
+lost.
 
 What a rewrite removes (:class:`Scrub`): every line of a forgotten tenant; every message of a
 deleted intent (the retraction that follows says it is gone); in the remaining messages of the
@@ -18,84 +18,16 @@ reason).
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
 import re
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from connectors.sinks.files import rewrite_lines
 from topologies.privacy import scrub_quotes
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[int]:
-    """An fd of ``path`` opened for appending, exclusively locked, and still ``path``'s inode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                same = os.fstat(fd).st_ino == os.stat(path).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                yield fd
-                return
-        finally:
-            os.close(fd)  # closing releases the lock
-
-
-def append_line(path: Path, line: bytes) -> None:
-    """Append one line (one write, O_APPEND) without racing a rewrite."""
-    with _locked(path) as fd:
-        os.write(fd, line if line.endswith(b"\n") else line + b"\n")
-
-
-def rewrite_lines(path: Path, keep: Callable[[bytes], bytes | None]) -> int:
-    """Rewrite ``path`` atomically with ``keep(line)`` for each line (None drops it); returns
-    the number of lines changed or dropped."""
-    if not path.exists():
-        return 0
-    with _locked(path):
-        lines = path.read_bytes().splitlines()
-        out: list[bytes] = []
-        changed = 0
-        for line in lines:
-            kept = keep(line)
-            changed += kept != line
-            if kept is not None:
-                out.append(kept)
-        if not changed:
-            return 0
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(b"".join(line + b"\n" for line in out))
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-        _fsync_dir(path.parent)
-    return changed
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 @dataclass

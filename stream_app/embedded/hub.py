@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -42,7 +41,7 @@ from stream_app.hub.protocol import (
 from stream_app.hub.reads import HubReads, fold_each
 from stream_app.hub.upkeep import NightlySchedule
 from stream_app.ingest.admission import Admission
-from stream_app.outbox.outputs import IntentOutput
+from stream_app.outbox.delivery import Deliveries
 from topologies.engine import FoldEngine, FoldResult, node_to_event
 from topologies.memory import ChangeSet, TenantMemory, event_node_id
 from topologies.nightly.run import NightlyReport
@@ -53,7 +52,6 @@ T = TypeVar("T")
 
 _RETRIES = 3
 Positions = Callable[[], Sequence[Checkpoint]]
-OUTBOX_LOCK = "~outbox"  # not a tenant name (those start with a letter or digit)
 
 
 class MemoryHub(HubReads):
@@ -61,7 +59,7 @@ class MemoryHub(HubReads):
         self,
         store: Store,
         engine: FoldEngine,
-        outputs: Sequence[IntentOutput] = (),
+        outputs: Deliveries | None = None,
         planner_name: str = "",
         admission: Admission | None = None,
         locks: TenantLocks | None = None,
@@ -70,7 +68,7 @@ class MemoryHub(HubReads):
         self.engine = engine
         self.admission = admission or Admission()
         self.locks = locks  # None: this process is the data dir's only writer
-        self.outputs = list(outputs)
+        self.outputs = outputs or Deliveries([])  # the outbox's sinks (stdout, files, webhook)
         self.planner_name = planner_name or engine.planner.name
         self._memories: dict[str, TenantMemory] = {}
         self._versions: dict[str, int] = {}
@@ -210,7 +208,7 @@ class MemoryHub(HubReads):
             result = await self.retrying(
                 event.tenant, lambda m: self._fold_locked(m, event, checkpoints), create=True
             )
-        self.publish_pending()
+        await self.publish_pending()
         return result
 
     async def _fold_locked(
@@ -264,7 +262,7 @@ class MemoryHub(HubReads):
         async with self.lock(tenant):
             messages = await self.retrying(tenant, attempt)
         if messages:
-            self.publish_pending()
+            await self.publish_pending()
         return messages
 
     async def recall(self, tenant: str, request: RecallRequest) -> RecallResponse:
@@ -300,35 +298,13 @@ class MemoryHub(HubReads):
         return done
 
     # ----------------------------------------------------------------- outbox
-    def publish_pending(self, wait_s: float = 0.0) -> int:
-        """Send unpublished intent messages to every output, then mark them published.
-
-        One process publishes at a time (the outbox lock): another one busy publishing means
-        this call returns 0 at once (or after waiting up to ``wait_s``); the rows are left for
-        the next call of either process, never emitted twice."""
-        if self.store.readonly:
-            return 0
-        if self.locks is None:
-            return self._publish()
-        deadline = time.monotonic() + wait_s
-        while True:
-            with self.locks.try_hold(OUTBOX_LOCK) as held:
-                if held:
-                    return self._publish()
-            if time.monotonic() >= deadline:
-                return 0
-            time.sleep(0.01)
-
-    def _publish(self) -> int:
-        rows = self.store.unpublished()
-        for row in rows:
-            for output in self.outputs:
-                try:
-                    output.emit(row.message)
-                except Exception as exc:  # one broken output must not stop the others
-                    log.error("intent_output_failed", output=type(output).__name__, error=str(exc))
-        self.store.mark_published([row.seq for row in rows])
-        return len(rows)
+    async def publish_pending(self) -> None:
+        """Deliver committed intent messages to the inline sinks (the terminal, the JSONL
+        file) now; a webhook is delivered in the background or when the outputs close
+        (:mod:`stream_app.outbox.delivery`). Another process delivering a sink right now
+        leaves the rows to it (or to this process's next call)."""
+        if not self.store.readonly:
+            await self.outputs.publish()
 
     # ------------------------------------------------- nightly and privacy
     async def nightly_if_due(self) -> dict[str, NightlyReport]:

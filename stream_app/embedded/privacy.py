@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from connectors.sinks import JsonlSink
 from schemas.intents import IntentMessage, IntentStatus, RetractionReason
 from stream_app.embedded.files import Scrub, scrub_files
 from stream_app.hub.upkeep import intent_statuses, rebuild_derived, retractions, run_night
@@ -61,11 +62,9 @@ async def _locked_write(
 def _scrub_local(hub: MemoryHub, report: DeletionReport, whole_tenant: bool) -> None:
     """Rewrite DATA_DIR/intents.jsonl (and any other intent log of the hub's outputs) and
     deadletter.jsonl without what the deletion removed."""
-    from stream_app.outbox.outputs import JsonlFileOutput
-
     data_dir = hub.store.path.parent
     logs = [data_dir / INTENTS_FILE, data_dir / WEBHOOK_DEADLETTER_FILE]
-    logs += [o.path for o in hub.outputs if isinstance(o, JsonlFileOutput)]
+    logs += [s.path for s in hub.outputs.sinks if isinstance(s, JsonlSink)]
     scrub = Scrub(
         tenant=report.tenant,
         whole_tenant=whole_tenant,
@@ -105,7 +104,7 @@ async def _forget(
         hub, tenant, run, lambda r: r.changes, create=create, before_persist=before_persist
     )
     _scrub_local(hub, report, whole_tenant=reason == "tenant_forgotten")
-    hub.publish_pending()
+    await hub.publish_pending()
     return report
 
 
@@ -151,5 +150,5 @@ async def consolidate(
 
     async with hub.lock(tenant):
         report = await hub.retrying(tenant, attempt)
-    hub.publish_pending()
+    await hub.publish_pending()
     return report

@@ -140,16 +140,18 @@ class Runner:
                 raise ConfigError(f"source {path} does not exist")
         server = None
         upkeep: list[asyncio.Task[None]] = []
+        delivering: asyncio.Task[None] | None = None
         sources: list[Source] = []
         try:
-            self.hub.publish_pending()
+            await self.hub.publish_pending()
             self.stats.refolded = await self.hub.recover()
             if self.options.serve_api and self.app_factory is not None:
                 server = await self._serve_api()
-            if not self.options.once:
-                upkeep.append(asyncio.create_task(self._outbox_loop()))
-                if self.settings.sweep_interval > 0:
-                    upkeep.append(asyncio.create_task(self._sweep_loop()))
+            # intents out: the inline sinks after each fold, a webhook in the background, and
+            # rows other processes (`foldmem ingest`, `foldmem serve`) commit to this data dir
+            delivering = asyncio.create_task(self.hub.outputs.run(self.stop))
+            if not self.options.once and self.settings.sweep_interval > 0:
+                upkeep.append(asyncio.create_task(self._sweep_loop()))
             sources = self.sources()
             if not sources and not self.options.once:
                 print("no sources: serving the API only (Ctrl-C to stop)", file=self.out)
@@ -172,7 +174,9 @@ class Runner:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-            self.hub.publish_pending(wait_s=10.0)
+            if delivering is not None:
+                await delivering  # its pass under way ends (a cancelled POST could repeat)
+            await self.hub.outputs.close()  # drained, the rest kept for the next process
             self._reported.close()
             if server is not None:
                 await server.stop()
@@ -204,14 +208,6 @@ class Runner:
         return server
 
     # ------------------------------------------------------------------ upkeep
-    async def _outbox_loop(self, every_s: float = 1.0) -> None:
-        """Publish intent messages another process (``foldmem ingest``, ``foldmem serve``)
-        committed to this data dir's outbox, as this runner's own."""
-        while not self.stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stop.wait(), timeout=every_s)
-            self.hub.publish_pending()
-
     async def _sweep_loop(self) -> None:
         while not self.stop.is_set():
             with contextlib.suppress(TimeoutError):

@@ -21,10 +21,10 @@ Design:
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,11 @@ CREATE TABLE IF NOT EXISTS intent_outbox (
   type TEXT NOT NULL, intent_id TEXT NOT NULL, status TEXT NOT NULL, message BLOB NOT NULL,
   created_at TEXT NOT NULL, published INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS intent_outbox_unpublished ON intent_outbox (published, seq);
+CREATE TABLE IF NOT EXISTS outbox_cursors (
+  sink TEXT PRIMARY KEY, seq INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+  next_at REAL NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS outbox_delivered (
+  sink TEXT NOT NULL, message_id TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (sink, message_id));
 CREATE TABLE IF NOT EXISTS llm_usage (
   tenant TEXT NOT NULL, day TEXT NOT NULL, counters BLOB NOT NULL, PRIMARY KEY (tenant, day));
 CREATE TABLE IF NOT EXISTS source_checkpoints (
@@ -89,12 +94,6 @@ class StaleTenantError(TransientStoreError):
 
 class EmbedderMismatchError(StoreError):
     """The store holds vectors of a different embedder model."""
-
-
-@dataclass(frozen=True)
-class OutboxRow:
-    seq: int
-    message: IntentMessage
 
 
 def _now() -> str:
@@ -124,6 +123,7 @@ class Store:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute(f"PRAGMA synchronous={_synchronous(synchronous)}")
                 self._db.executescript(_SCHEMA)
+                self._add_column("intent_outbox", "sink", "TEXT NOT NULL DEFAULT ''")
                 self._init_meta()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
@@ -137,6 +137,22 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _add_column(self, table: str, column: str, spec: str) -> None:
+        """A column a store written by an older foldmem lacks (``''``: the sink a replayed
+        outbox row is for, every sink when empty)."""
+        have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+        if column not in have:
+            self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {spec}")
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The store's connection, for the tables other parts keep here (the outbox's)."""
+        return self._db
+
+    def transaction(self) -> contextlib.AbstractContextManager[None]:
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT, rolled back on error)."""
+        return self._tx()
 
     # -------------------------------------------------------------- store meta
     def _init_meta(self) -> None:
@@ -321,11 +337,11 @@ class Store:
                     "INSERT OR REPLACE INTO event_states VALUES (?, ?, ?)", (t, event_id, state)
                 )
 
-    def _write_message(self, message: IntentMessage) -> None:
+    def _write_message(self, message: IntentMessage, sink: str = "") -> None:
         self._db.execute(
             "INSERT INTO intent_outbox "
-            "(tenant, message_id, type, intent_id, status, message, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "(tenant, message_id, type, intent_id, status, message, created_at, sink) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 message.tenant,
                 message.message_id,
@@ -334,33 +350,16 @@ class Store:
                 message.intent.status.value,
                 message.model_dump_json().encode(),
                 _now(),
+                sink,
             ),
         )
 
-    # ----------------------------------------------------------------- outbox
-    def unpublished(self, limit: int = 1000) -> list[OutboxRow]:
-        rows = self._db.execute(
-            "SELECT seq, message FROM intent_outbox WHERE published = 0 ORDER BY seq LIMIT ?",
-            (limit,),
-        ).fetchall()
-        return [OutboxRow(int(seq), IntentMessage.model_validate_json(data)) for seq, data in rows]
-
-    def mark_published(self, seqs: Sequence[int]) -> None:
-        if not seqs:
-            return
+    def write_messages(self, messages: Sequence[IntentMessage], sink: str = "") -> None:
+        """Append intent messages to the outbox outside a fold (messages read from the intents
+        topic; dead letters replayed to one ``sink``)."""
         with self._tx():
-            self._db.executemany(
-                "UPDATE intent_outbox SET published = 1 WHERE seq = ?", [(s,) for s in seqs]
-            )
-
-    def intent_log(self, tenant: str | None = None) -> list[IntentMessage]:
-        sql = "SELECT message FROM intent_outbox"
-        args: tuple[Any, ...] = ()
-        if tenant is not None:
-            sql += " WHERE tenant = ?"
-            args = (tenant,)
-        rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
-        return [IntentMessage.model_validate_json(r[0]) for r in rows]
+            for message in messages:
+                self._write_message(message, sink)
 
     # ------------------------------------------------------------ checkpoints
     def checkpoint(self, source: str) -> Checkpoint | None:

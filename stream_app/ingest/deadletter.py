@@ -1,6 +1,6 @@
 """DATA_DIR/deadletter.jsonl: every item refused on the way in, with its source, location and
 reason, never dropped silently. Appends take the lock a deletion's rewrite takes
-(:mod:`stream_app.embedded.files`), so a forget never loses a line written meanwhile."""
+(:mod:`connectors.sinks.files`), so a forget never loses a line written meanwhile."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import structlog
 
-from stream_app.embedded.files import append_line
+from connectors.sinks.files import append_line
 
 log = structlog.get_logger(__name__)
 

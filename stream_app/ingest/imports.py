@@ -65,7 +65,7 @@ async def run_import(
         if not dry_run:
             await target.start()
             if hub is not None:
-                hub.publish_pending()
+                await hub.publish_pending()
                 await hub.recover()
         with progress_bars(err, shown=shown) as bars:
             driver = IngestDriver(
@@ -88,7 +88,7 @@ async def run_import(
             if not dry_run:
                 await target.close()
                 if hub is not None:
-                    hub.publish_pending(wait_s=10.0)
+                    await hub.outputs.close()  # drained, the rest kept for the next process
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):

@@ -1,33 +1,26 @@
-"""Deliver intent messages to notifiers: webhooks (signed, retried, once each), JSONL, stdout.
+"""``foldmem notify``: the intents topic of a Kafka deployment delivered to webhooks, a JSONL
+file and the terminal, through the data dir's outbox; and ``--replay-dead-letters``.
 
-- :class:`WebhookOutput` delivers to one webhook through its durable queue
-  (:mod:`stream_app.outbox.webhook_queue`) from a background thread, so a slow or failing webhook
-  never blocks folding. It is the embedded mode's hub output (``FOLDMEM_WEBHOOK_URL``) and,
-  wrapped in :class:`QueuedWebhook`, a sink of ``foldmem notify``.
-- Retries: after a failed attempt the message waits (exponential backoff with jitter from
-  ``FOLDMEM_WEBHOOK_BACKOFF_S``, capped at ``FOLDMEM_WEBHOOK_MAX_BACKOFF_S``, at least the
-  receiver's Retry-After) and the webhook is not tried again before then (one probe per wait
-  during an outage, then everything queued in order). The queue survives restarts: what was
-  not delivered when a process stopped is delivered by the next one. A message is
-  dead-lettered (DATA_DIR/webhook-deadletter.jsonl) only when the receiver refuses it (a 4xx
-  other than 408/425/429) or when an attempt fails after ``FOLDMEM_WEBHOOK_RETRY_HOURS`` (24).
-- :func:`replay_dead_letters` (``foldmem notify --replay-dead-letters --webhook URL``) queues
-  the dead-lettered messages of a webhook again and delivers them.
-- :func:`notify_from_kafka` consumes the intents topic (``foldmem notify``) and hands each
-  message to every sink; offsets are committed after the sinks took the batch (a webhook
-  takes it into its durable queue).
-- Each webhook has its own state under DATA_DIR/notify/, keyed by the message id (intent id
-  + status), so every intent status reaches every webhook once.
+- Each batch consumed from the intents topic is appended to the outbox (DATA_DIR/foldmem.db,
+  :mod:`stream_app.outbox.table`), then its offsets are committed: a restart goes on after the
+  last committed batch, and nothing consumed is lost.
+- The outbox feeds each sink as in the embedded mode (:mod:`stream_app.outbox.delivery`): a
+  webhook and the JSONL file get each message id once (a replay of the topic, a worker that
+  re-published after a crash, are skipped), a webhook is signed and retried with backoff for
+  hours across restarts, then dead-lettered; the terminal gets every message.
+- :func:`replay_dead_letters` takes a webhook's dead-lettered messages out of
+  DATA_DIR/webhook-deadletter.jsonl, appends them to the outbox for that webhook only and
+  delivers them for up to FOLDMEM_WEBHOOK_DRAIN_S; what still fails is retried by the next
+  ``foldmem run`` or ``notify`` for that webhook (and dead-lettered again after the horizon).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import hashlib
-import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,208 +28,20 @@ from typing import Any
 import orjson
 import structlog
 
-from connectors.sinks import DedupingSink, IntentSink, JsonlSink, StdoutSink, WebhookSink
-from connectors.sinks.webhook import write_dead_letter
+from connectors.sinks import JsonlSink, Sink, StdoutSink
 from schemas.errors import ConfigError
 from schemas.intents import IntentMessage
-from stream_app.embedded.interlock import TenantLocks
-from stream_app.outbox.webhook_queue import RetryPolicy, WebhookQueue
-from stream_app.settings import WEBHOOK_DEADLETTER_FILE, Settings
+from stream_app.embedded.store import Store
+from stream_app.outbox.delivery import Deliveries, Delivery
+from stream_app.outbox.sinks import dead_letter_path, delivery, webhook_sink
+from stream_app.outbox.table import Outbox
+from stream_app.settings import Settings
 
 log = structlog.get_logger(__name__)
-
-_IDLE_POLL_S = 0.5  # how often an idle delivery thread looks for rows other processes queued
-
-
-def state_dir(settings: Settings) -> Path:
-    return settings.data_dir / "notify"
-
-
-def dead_letter_path(settings: Settings) -> Path:
-    return settings.data_dir / WEBHOOK_DEADLETTER_FILE
 
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def webhook_secret(settings: Settings, secret: str | None = None) -> str:
-    value = secret or (
-        settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
-    )
-    if not value:
-        raise ConfigError(
-            "a webhook needs a signing secret: pass --secret or set FOLDMEM_WEBHOOK_SECRET"
-        )
-    return value
-
-
-def retry_policy(settings: Settings) -> RetryPolicy:
-    return RetryPolicy(
-        first_delay_s=settings.webhook_backoff_s,
-        max_delay_s=settings.webhook_max_backoff_s,
-        horizon_s=settings.webhook_retry_hours * 3600.0,
-    )
-
-
-class WebhookOutput:
-    """Delivers one webhook's queue from a background thread; ``emit`` queues (a hub output)."""
-
-    def __init__(
-        self,
-        sender: WebhookSink,
-        queue: WebhookQueue,
-        policy: RetryPolicy,
-        dead_letters: Path,
-        locks: TenantLocks,
-        drain_s: float = 10.0,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.sender = sender
-        self.queue = queue
-        self.policy = policy
-        self.dead_letters = dead_letters
-        self.drain_s = drain_s
-        self._locks = locks
-        self._clock = clock
-        self.delivered = 0
-        self.dead_lettered = 0
-        self.duplicates = 0  # delivered before: not queued again
-        self.left_pending = 0  # still queued when the output was closed
-        self._paused_until = 0.0  # the webhook failed: no attempt before this time
-        self._wake = threading.Event()
-        self._closing = threading.Event()
-        self._thread = threading.Thread(target=self._main, name="foldmem-webhook", daemon=True)
-        self._thread.start()
-        self._wake.set()  # deliver what a previous process left behind
-
-    @property
-    def url(self) -> str:
-        return self.sender.url
-
-    def emit(self, message: IntentMessage) -> None:
-        """Queue the message (durably), unless its id was delivered before."""
-        if not self.queue.add(message):
-            self.duplicates += 1
-            return
-        self._wake.set()
-
-    def pending(self) -> int:
-        return self.queue.pending()
-
-    def close(self, timeout: float | None = None) -> None:
-        """Go on delivering for up to ``drain_s`` seconds, then stop; what is left stays
-        queued for the next process."""
-        self._closing.set()
-        self._wake.set()
-        self._thread.join(self.drain_s + 30.0 if timeout is None else timeout)
-        if self._thread.is_alive():
-            log.warning("webhook_close_timeout", url=self.url)
-            return
-        self.left_pending = self.queue.pending()
-        if self.left_pending:
-            log.warning(
-                "webhook_pending",
-                url=self.url,
-                pending=self.left_pending,
-                note="kept in the queue: delivered by the next foldmem run / notify",
-            )
-        self.queue.close()
-
-    # ------------------------------------------------------------ the thread
-    def _main(self) -> None:
-        asyncio.run(self._loop())
-
-    async def _loop(self) -> None:
-        deadline: float | None = None
-        try:
-            while True:
-                wait = await self._pass()
-                if self._closing.is_set():
-                    now = time.monotonic()
-                    deadline = now + self.drain_s if deadline is None else deadline
-                    if now >= deadline or self.queue.pending() == 0:
-                        return
-                    wait = min(wait, deadline - now)
-                await asyncio.to_thread(self._wake.wait, max(wait, 0.005))
-                self._wake.clear()
-        finally:
-            await self.sender.close()
-
-    async def _pass(self) -> float:
-        """Attempt every due message once (in queue order); seconds until the next is due."""
-        now = self._clock()
-        if now < self._paused_until:
-            return min(self._paused_until - now, _IDLE_POLL_S)
-        with self._locks.try_hold("webhook") as mine:  # one process delivers at a time
-            if not mine:
-                return _IDLE_POLL_S
-            for row in self.queue.due(now):
-                outcome = await self.sender.attempt(row.message)
-                if outcome.ok:
-                    self.queue.delivered(row.seq, row.message.message_id)
-                    self.delivered += 1
-                    log.debug("webhook_delivered", message_id=row.message.message_id)
-                    continue
-                attempts, now = row.attempts + 1, self._clock()
-                if not outcome.retryable or now - row.first_at >= self.policy.horizon_s:
-                    write_dead_letter(
-                        self.dead_letters, self.url, row.message, outcome.reason, attempts
-                    )
-                    self.queue.drop(row.seq)
-                    self.dead_lettered += 1
-                    continue
-                next_at = now + self.policy.delay(attempts, outcome.retry_after)
-                self.queue.retry_later(row.seq, attempts, next_at, outcome.reason)
-                self._paused_until = next_at  # the webhook fails: probe it again then
-                log.info(
-                    "webhook_retry_later",
-                    message_id=row.message.message_id,
-                    attempt=attempts,
-                    reason=outcome.reason,
-                    delay=round(next_at - now, 3),
-                )
-                return min(next_at - now, _IDLE_POLL_S)
-        nxt = self.queue.next_at()
-        return _IDLE_POLL_S if nxt is None else min(max(nxt - self._clock(), 0.0), _IDLE_POLL_S)
-
-
-class QueuedWebhook:
-    """A :class:`WebhookOutput` as an async IntentSink (``foldmem notify``)."""
-
-    def __init__(self, output: WebhookOutput) -> None:
-        self.output = output
-
-    async def add(self, message: IntentMessage) -> None:
-        self.output.emit(message)
-
-    async def flush(self) -> None:
-        return None  # queued durably by add
-
-    async def close(self) -> None:
-        await asyncio.to_thread(self.output.close)
-
-
-def webhook_output(
-    settings: Settings, url: str | None = None, secret: str | None = None
-) -> WebhookOutput:
-    """The delivery of one webhook (default FOLDMEM_WEBHOOK_URL / FOLDMEM_WEBHOOK_SECRET)."""
-    url = url or settings.webhook_url or ""
-    if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"webhook URL must start with http:// or https://, got {url!r}")
-    folder = state_dir(settings)
-    sender = WebhookSink(url, webhook_secret(settings, secret), max_attempts=1)
-    queue = WebhookQueue(
-        folder / f"webhook-{_digest(url)}-queue.db", folder / f"webhook-{_digest(url)}.db"
-    )
-    return WebhookOutput(
-        sender,
-        queue,
-        retry_policy(settings),
-        dead_letter_path(settings),
-        TenantLocks(folder / "locks" / _digest(url)),
-        drain_s=settings.webhook_drain_s,
-    )
 
 
 @dataclass
@@ -258,19 +63,25 @@ class ReplayStats:
 
 def replay_dead_letters(settings: Settings, url: str, secret: str | None = None) -> ReplayStats:
     """Queue the webhook's dead-lettered messages again (taking them out of the dead-letter
-    file) and deliver them for up to FOLDMEM_WEBHOOK_DRAIN_S; what still fails is retried (and
-    dead-lettered again after the horizon) like any message."""
-    output = webhook_output(settings, url, secret)
-    stats = ReplayStats()
+    file) and deliver them for up to FOLDMEM_WEBHOOK_DRAIN_S."""
+    sink = webhook_sink(settings, url, secret)
+    store = Store(settings.db_path)
     try:
-        for message in _take_dead_letters(dead_letter_path(settings), url):
-            stats.replayed += 1
-            output.emit(message)
+        outbox = Outbox(store)
+        feed = delivery(settings, outbox, sink)  # its cursor: before the replayed messages
+        messages = _take_dead_letters(dead_letter_path(settings), url)
+        outbox.append(messages, sink=sink.name)
+        asyncio.run(Deliveries([feed], drain_s=settings.webhook_drain_s).close())
     finally:
-        output.close()
-    stats.delivered, stats.dead_lettered = output.delivered, output.dead_lettered
-    stats.duplicates, stats.pending = output.duplicates, output.left_pending
-    return stats
+        store.close()
+    done = feed.stats
+    return ReplayStats(
+        replayed=len(messages),
+        delivered=done.delivered,
+        dead_lettered=done.dead_lettered,
+        pending=done.pending,
+        duplicates=done.duplicates,
+    )
 
 
 def _take_dead_letters(path: Path, url: str) -> list[IntentMessage]:
@@ -303,9 +114,9 @@ def _take_dead_letters(path: Path, url: str) -> list[IntentMessage]:
 @dataclass
 class SinkStats:
     delivered: int = 0
-    duplicates: int = 0  # delivered before (the message id is in the sink's dedup state)
+    duplicates: int = 0  # delivered before (skipped)
     failed: int = 0  # given up on (webhook: written to DATA_DIR/webhook-deadletter.jsonl)
-    pending: int = 0  # webhook: still queued at the end (delivered by the next process)
+    pending: int = 0  # still in the outbox at the end (delivered by the next process)
 
 
 @dataclass
@@ -326,52 +137,19 @@ class NotifyStats:
         )
 
 
-def _failures(sink: IntentSink) -> int:
-    """How many messages the sink has given up on so far (a webhook's dead letters)."""
-    inner = sink.inner if isinstance(sink, DedupingSink) else sink
-    return inner.dead_lettered if isinstance(inner, WebhookSink) else 0
-
-
-async def deliver(sink: IntentSink, message: IntentMessage, stats: SinkStats) -> None:
-    """Hand one message to a sink and count what became of it (a queued webhook counts in
-    its output: see :func:`queued_stats`)."""
-    if isinstance(sink, QueuedWebhook):
-        await sink.add(message)
-        return
-    if isinstance(sink, DedupingSink) and sink.seen(message.message_id):
-        stats.duplicates += 1
-        log.debug("notify_duplicate", message_id=message.message_id)
-        return
-    failed_before = _failures(sink)
-    await sink.add(message)
-    if _failures(sink) > failed_before:
-        stats.failed += 1
-    else:
-        stats.delivered += 1
-
-
-def queued_stats(output: WebhookOutput, stats: SinkStats) -> None:
-    """What a queued webhook did in this process: delivered, skipped, given up on."""
-    stats.delivered = output.delivered
-    stats.duplicates = output.duplicates
-    stats.failed = output.dead_lettered
-    stats.pending = output.left_pending
-
-
 def build_sinks(
     settings: Settings,
     webhooks: Sequence[str],
     secret: str | None,
     jsonl: Path | None,
     stdout: bool,
-) -> dict[str, IntentSink]:
-    sinks: dict[str, IntentSink] = {}
+) -> dict[str, Sink]:
+    """The sinks of ``foldmem notify``, by the name its summary gives them."""
+    sinks: dict[str, Sink] = {}
     for url in webhooks:
-        sinks[url] = QueuedWebhook(webhook_output(settings, url, secret))
+        sinks[url] = webhook_sink(settings, url, secret)
     if jsonl is not None:
-        sinks[str(jsonl)] = DedupingSink(
-            JsonlSink(jsonl), state_dir(settings) / f"jsonl-{_digest(str(jsonl.resolve()))}.db"
-        )
+        sinks[str(jsonl)] = JsonlSink(jsonl)
     if stdout:
         sinks["stdout"] = StdoutSink()
     if not sinks:
@@ -381,18 +159,14 @@ def build_sinks(
 
 async def notify_from_kafka(
     settings: Settings,
-    sinks: dict[str, IntentSink],
+    sinks: dict[str, Sink],
     *,
     topic: str | None = None,
     idle_exit: float | None = None,
     stop: asyncio.Event | None = None,
 ) -> NotifyStats:
-    """Consume the intents topic (consumer group per set of sinks) until stopped or idle.
-
-    Offsets are committed after every sink took (and flushed) the batch: a restart goes on
-    after the last committed batch, and a batch that was delivered but not committed is
-    skipped by the sinks' dedup state.
-    """
+    """Consume the intents topic (a consumer group per set of sinks) until stopped or idle;
+    the outbox delivers to the sinks meanwhile, and for up to FOLDMEM_WEBHOOK_DRAIN_S after."""
     from aiokafka import AIOKafkaConsumer
 
     stop = stop or asyncio.Event()
@@ -408,30 +182,48 @@ async def notify_from_kafka(
         session_timeout_ms=session_ms,
         heartbeat_interval_ms=max(500, session_ms // 5),
     )
-    stats = NotifyStats(sinks={k: SinkStats() for k in sinks})
+    stats = NotifyStats(sinks={label: SinkStats() for label in sinks})
+    store = Store(settings.db_path)
+    outbox = Outbox(store)
+    feeds: dict[str, Delivery] = {
+        label: delivery(settings, outbox, sink, once=not isinstance(sink, StdoutSink))
+        for label, sink in sinks.items()
+    }
+    deliveries = Deliveries(list(feeds.values()), drain_s=settings.webhook_drain_s)
+    delivering = asyncio.Event()
+    background = asyncio.create_task(deliveries.run(delivering))
     try:
         try:
             await consumer.start()
         except Exception as exc:
             raise ConfigError(f"Kafka brokers {settings.kafka_brokers} unreachable: {exc}") from exc
         log.info("notify_started", topic=name, group=group, sinks=list(sinks))
-        await _consume(consumer, sinks, stats, stop, idle_exit)
+        await _consume(consumer, outbox, deliveries, stats, stop, idle_exit)
     finally:
         try:
             await consumer.stop()
         except Exception as exc:  # stopping must not hide the error that got us here
             log.warning("notify_consumer_stop_failed", error=repr(exc))
-        for name, sink in sinks.items():
-            await sink.close()
-            if isinstance(sink, QueuedWebhook):
-                queued_stats(sink.output, stats.sinks[name])
+        delivering.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await background
+        try:
+            await deliveries.close()
+        finally:
+            store.close()
+        for label, feed in feeds.items():
+            done = feed.stats
+            stats.sinks[label] = SinkStats(
+                done.delivered, done.duplicates, done.dead_lettered, done.pending
+            )
     log.info("notify_stopped", received=stats.received, unreadable=stats.unreadable)
     return stats
 
 
 async def _consume(
     consumer: Any,
-    sinks: dict[str, IntentSink],
+    outbox: Outbox,
+    deliveries: Deliveries,
     stats: NotifyStats,
     stop: asyncio.Event,
     idle_exit: float | None,
@@ -447,12 +239,13 @@ async def _consume(
             continue
         idle_since = now
         offsets: dict[Any, int] = {}
+        messages: list[IntentMessage] = []
         for partition, records in batch.items():
             for record in records:
                 offsets[partition] = record.offset + 1
                 stats.received += 1
                 try:
-                    message = IntentMessage.model_validate_json(record.value)
+                    messages.append(IntentMessage.model_validate_json(record.value))
                 except ValueError as exc:
                     stats.unreadable += 1
                     log.warning(
@@ -461,9 +254,6 @@ async def _consume(
                         offset=record.offset,
                         error=str(exc).splitlines()[0],
                     )
-                    continue
-                for sink_name, sink in sinks.items():
-                    await deliver(sink, message, stats.sinks[sink_name])
-        for sink in sinks.values():
-            await sink.flush()
+        outbox.append(messages)  # durable before the offsets move
         await consumer.commit(offsets)
+        deliveries.wake()

@@ -9,8 +9,8 @@ from typing import Any
 
 from schemas.errors import StoreError
 from schemas.events import RawEvent
+from stream_app.embedded.factory import build_hub
 from stream_app.embedded.store import Store
-from stream_app.factory import build_hub
 from stream_app.hub import CheckpointFn
 from stream_app.ingest.imports import run_import
 from stream_app.ingest.ledger import Ledger
@@ -44,7 +44,7 @@ class FailingOnce:
 
 async def ingest(data_dir: Path, source: Path, failing: str | None = None) -> str:
     settings = app_settings(data_dir)
-    hub = build_hub(settings, outputs=[])
+    hub = build_hub(settings, sinks=[])
     ledger = Ledger(settings.ingest_db_path)
     err = io.StringIO()
     try:
