@@ -52,6 +52,7 @@ from benchmarks import metrics_structural as m
 from benchmarks.bench_locomo import load as load_locomo
 from benchmarks.bench_locomo import make_embedder
 from benchmarks.common import DEFAULT_DATA_DIR, ROOT, CachingEmbedder, quiet_logs
+from benchmarks.naming_oracle import OracleGroup, oracle
 from benchmarks.structural_report import Run, Scored, write_all
 from schemas.events import RawEvent
 from schemas.graph import EdgeKind, Node, NodeKind
@@ -63,6 +64,8 @@ from topologies.graph import MemoryGraph
 from topologies.heuristic_planner import HeuristicPlanner
 from topologies.intents import intent_view
 from topologies.memory import TenantMemory, event_node_id
+from topologies.naming import Namer
+from topologies.naming.phrases import PhraseParser, shared_parser
 from topologies.read.evidence import supporters
 from topologies.vector_index import use_single_thread
 
@@ -115,20 +118,32 @@ class Folded:
     memory: TenantMemory
     announced: int = 0  # intent.created messages: notifications of a new intent
     status_changes: int = 0  # intent.status_changed messages
+    events: int = 0
+    naming_cpu: float = 0.0  # process CPU seconds spent naming concepts and intents
+    namings: int = 0
+
+
+def naming_embedder(embedder: Embedder) -> Embedder:
+    """The embedder names are computed with: the model itself, not the benchmark's disk
+    cache of event vectors, so the naming CPU measured is what a fresh process spends."""
+    return embedder.inner if isinstance(embedder, CachingEmbedder) else embedder
 
 
 async def fold_stream(tenant: str, events: Iterable[RawEvent], embedder: Embedder) -> Folded:
     """Fold events in order into a fresh memory (heuristic planner, default EngineConfig)."""
     config = EngineConfig()
-    engine = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
+    namer = Namer(naming_embedder(embedder))
+    engine = FoldEngine(embedder, HeuristicPlanner(embedder, config, namer), config, namer=namer)
     folded = Folded(engine.new_memory(tenant))
     for event in events:
         result = await engine.fold(folded.memory, event)
+        folded.events += 1
         for message in result.messages:
             if message.type == "intent.created":
                 folded.announced += 1
             else:
                 folded.status_changes += 1
+    folded.naming_cpu, folded.namings = namer.cpu_seconds, namer.namings
     return folded
 
 
@@ -351,7 +366,16 @@ def score(scenario: dict[str, Any], folded: Folded, embedder: Embedder) -> Score
     concepts, intents = cogeval_gold(scenario)
     scored = score_issue(folded.memory, concepts, intents, embedder, folded.announced)
     scored.figures.update(structure(scenario, folded.memory, embedder))
+    scored.figures.update(naming_cost(folded))
     return scored
+
+
+def naming_cost(folded: Folded) -> dict[str, float]:
+    """CPU milliseconds spent naming, per folded event, and the namings behind them."""
+    return {
+        "naming_ms_per_event": 1000 * folded.naming_cpu / max(1, folded.events),
+        "namings": folded.namings,
+    }
 
 
 # -------------------------------------------------------------------------- the sample
@@ -395,6 +419,7 @@ def score_sample(folded: Folded, themes: Sequence[Theme], embedder: Embedder) ->
     goals = [GoldItem(t.id, t.goal, t.events) for t in themes if t.goal]
     memory = folded.memory
     scored = score_issue(memory, concepts_gold, goals, embedder, folded.announced)
+    scored.figures.update(naming_cost(folded))
     graph = memory.graph
     groups = {t.id: set(t.events) for t in themes}
     intents = [(i, m.majority_group(intent_events(memory, i), groups)) for i in live_intents(graph)]
@@ -446,6 +471,46 @@ def score_sample(folded: Folded, themes: Sequence[Theme], embedder: Embedder) ->
     return scored
 
 
+# ----------------------------------------------------------------------- naming oracle
+def oracle_scenario(scenario: dict[str, Any], embedder: Embedder) -> Scored:
+    """The namer's names of a dev scenario's gold concepts and intents, scored."""
+    events: dict[str, set[str]] = {}
+    for raw in scenario["events"]:
+        if raw.get("gold_concept"):
+            events.setdefault(raw["gold_concept"], set()).add(raw["id"])
+    gold = scenario["gold"]
+    concepts = [
+        OracleGroup(c["id"], c["label"], frozenset(events.get(c["id"], ())))
+        for c in gold["concepts"]
+    ]
+    intents = [
+        OracleGroup(
+            i["id"],
+            i["label"],
+            frozenset(e for c in i["supporting"] for e in events.get(c, ())),
+            tuple(i["supporting"]),
+            datetime.fromisoformat(i["deadline"]) if i.get("deadline") else None,
+        )
+        for i in gold["intents"]
+    ]
+    namer = Namer(naming_embedder(embedder), PhraseParser())  # its own cache of parses
+    figures, names = oracle(
+        scenario["scenario"], scenario_events(scenario), concepts, intents, embedder, namer
+    )
+    return Scored(figures, names)
+
+
+def oracle_sample(
+    events: Sequence[RawEvent], themes: Sequence[Theme], embedder: Embedder
+) -> Scored:
+    """The namer's names of the sample's themes (concepts) and goals (intents), scored."""
+    concepts = [OracleGroup(t.id, t.label, t.events) for t in themes if t.kind != "distractor"]
+    goals = [OracleGroup(t.id, t.goal, t.events, (t.id,)) for t in themes if t.goal]
+    namer = Namer(naming_embedder(embedder), PhraseParser())
+    figures, names = oracle(events[0].tenant, events, concepts, goals, embedder, namer)
+    return Scored(figures, names)
+
+
 # ----------------------------------------------------------------------------- LoCoMo
 def locomo(data_dir: Path, embedder: CachingEmbedder, limit: int | None) -> dict[str, Any]:
     """Fold each LoCoMo-10 conversation (its turns as chat events, by bench_locomo's loader)
@@ -456,6 +521,7 @@ def locomo(data_dir: Path, embedder: CachingEmbedder, limit: int | None) -> dict
     embedder.warm([e.text for c in conversations for e in c.events])
     rows: dict[str, dict[str, float]] = {}
     titles: dict[str, list[str]] = {}
+    concepts: dict[str, list[str]] = {}
     for conv in conversations:
         wall, cpu = time.perf_counter(), time.process_time()
         folded = asyncio.run(fold_stream(conv.tenant, conv.events, embedder))
@@ -470,9 +536,17 @@ def locomo(data_dir: Path, embedder: CachingEmbedder, limit: int | None) -> dict
             "pending": len(pending),
             "seconds": time.perf_counter() - wall,
             "cpu_seconds": time.process_time() - cpu,
+            **naming_cost(folded),
         }
         titles[conv.tenant] = [i.title for i in pending]
-    return {"conversations": rows, "pending_titles": titles}
+        by_size = sorted(
+            live_concepts(memory.graph),
+            key=lambda c: (-len(concept_events(memory.graph, c.id)), c.created_at, c.id),
+        )
+        concepts[conv.tenant] = [
+            f"{c.title} ({len(concept_events(memory.graph, c.id))})" for c in by_size
+        ]
+    return {"conversations": rows, "pending_titles": titles, "concept_names": concepts}
 
 
 # -------------------------------------------------------------------------------- main
@@ -486,6 +560,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-sample", action="store_true", help="skip the sample stream")
     parser.add_argument("--locomo", action="store_true", help="also fold LoCoMo-10 (minutes)")
     parser.add_argument("--locomo-limit", type=int, default=None, help="first N conversations")
+    parser.add_argument(
+        "--oracle-groups",
+        action="store_true",
+        help="also name the gold concepts and intents from their own events (naming alone)",
+    )
+    parser.add_argument(
+        "--oracle-only", action="store_true", help="only the --oracle-groups figures (no fold)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write every figure here")
     parser.add_argument("--name", default="structural", help="results file stem")
     return parser.parse_args(argv)
@@ -510,16 +592,24 @@ def main(argv: list[str] | None = None) -> None:
     run = Run(command=command, embedder=embedder.model_id)
     scenarios = [json.loads(path.read_text()) for path in files]
     embedder.warm([e.text for s in scenarios for e in scenario_events(s)])
-    for scenario in scenarios:
+    shared_parser()  # loaded once per process, as in the runtime: not a cost of naming
+    naming_embedder(embedder).embed(["warm up"])
+    for scenario in [] if args.oracle_only else scenarios:
         with run.timed(scenario["scenario"]):
             folded = asyncio.run(fold(scenario, embedder))
             run.scenarios[scenario["scenario"]] = score(scenario, folded, embedder)
-    if not args.no_sample:
+    if not args.no_sample and not args.oracle_only:
         events, themes = load_sample()
         embedder.warm([e.text for e in events])
         with run.timed("sample"):
             folded = asyncio.run(fold_stream(events[0].tenant, events, embedder))
             run.sample = score_sample(folded, themes, embedder)
+    if args.oracle_groups or args.oracle_only:  # after the folds: no parse served to them
+        for scenario in scenarios:
+            run.oracle[scenario["scenario"]] = oracle_scenario(scenario, embedder)
+        if not args.no_sample:
+            events, themes = load_sample()
+            run.oracle["sample"] = oracle_sample(events, themes, embedder)
     if args.locomo:
         with run.timed("locomo"):
             run.locomo = locomo(args.data_dir, embedder, args.locomo_limit)

@@ -17,6 +17,19 @@ from benchmarks.common import RESULTS, machine, stamp
 
 LOCOMO_MAX_PENDING = 15  # issue 11: pending intents per LoCoMo-10 conversation, at most
 
+# Naming rules are tuned on these dev scenarios; the other three are held out (reported apart).
+TUNE_SCENARIOS = ("academic-deadline", "news-outage", "support-escalation")
+
+ORACLE_COLUMNS = (
+    "oracle_label_hit@0.6",
+    "oracle_label_hit@0.75",
+    "oracle_label_f1@0.6",
+    "oracle_label_cosine",
+    "oracle_title_hit@0.5",
+    "oracle_title_recall@0.5",
+    "oracle_title_cosine",
+)
+
 # earlier structural metrics (SPEC section 5)
 METRICS = (
     "concept_f1",
@@ -103,12 +116,13 @@ ISSUE_COLUMNS = (
     "intent_evidence_recall",
     "intent_duplicates",
     "chains",
+    "naming_ms_per_event",
 )
 INTEGERS = frozenset(
     {"events", "concepts", "gold_concepts", "gold_intents", "intents", "announced", "pending"}
 )
 INTEGERS |= {"intent_duplicates", "turns", "goal_themes", "goal_themes_with_one_pending"}
-INTEGERS |= {"pending_off_goal", "intents_mixed", "nodes", "edges"}
+INTEGERS |= {"pending_off_goal", "intents_mixed", "nodes", "edges", "namings"}
 
 
 @dataclass
@@ -120,6 +134,7 @@ class Run:
     scenarios: dict[str, Scored] = field(default_factory=dict)
     sample: Scored | None = None
     locomo: dict[str, Any] | None = None
+    oracle: dict[str, Scored] = field(default_factory=dict)  # scenario (or "sample") -> names
     seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # phase -> wall, cpu
     date: str = field(default_factory=stamp)
     machine: str = field(default_factory=machine)
@@ -133,14 +148,29 @@ class Run:
             "cpu": time.process_time() - cpu,
         }
 
-    def mean(self) -> dict[str, float]:
-        rows = [s.figures for s in self.scenarios.values()]
-        keys = [k for k in rows[0] if all(k in r for r in rows)] if rows else []
-        return {k: float(np.mean([r[k] for r in rows])) for k in keys}
+    def mean(self, split: str = "all") -> dict[str, float]:
+        return mean_of(split_of(self.scenarios, split))
+
+    def oracle_mean(self, split: str = "all") -> dict[str, float]:
+        return mean_of(split_of({k: v for k, v in self.oracle.items() if k != "sample"}, split))
 
     def phase_seconds(self, phases: list[str]) -> tuple[float, float]:
         picked = [self.seconds[p] for p in phases if p in self.seconds]
         return sum(p["wall"] for p in picked), sum(p["cpu"] for p in picked)
+
+
+def split_of(scenarios: dict[str, Scored], split: str) -> list[Scored]:
+    """The scenarios of a split: "tune" (TUNE_SCENARIOS), "held-out" (the others) or "all"."""
+    if split == "all":
+        return list(scenarios.values())
+    tune = split == "tune"
+    return [s for name, s in scenarios.items() if (name in TUNE_SCENARIOS) == tune]
+
+
+def mean_of(scored: list[Scored]) -> dict[str, float]:
+    rows = [s.figures for s in scored]
+    keys = [k for k in rows[0] if all(k in r for r in rows)] if rows else []
+    return {k: float(np.mean([r[k] for r in rows])) for k in keys}
 
 
 def write_all(run: Run, name: str, json_path: Path | None) -> tuple[Path, Path, Path]:
@@ -174,6 +204,18 @@ def as_json(run: Run) -> dict[str, Any]:
         if run.sample is None
         else {"figures": run.sample.figures, "names": run.sample.names},
         "locomo": run.locomo,
+        "split": {
+            "tune": list(TUNE_SCENARIOS),
+            "mean_tune": run.mean("tune"),
+            "mean_held_out": run.mean("held-out"),
+        },
+        "oracle": {
+            "mean": run.oracle_mean(),
+            "mean_tune": run.oracle_mean("tune"),
+            "mean_held_out": run.oracle_mean("held-out"),
+            "figures": {k: s.figures for k, s in run.oracle.items()},
+            "names": {k: s.names for k, s in run.oracle.items()},
+        },
         "definitions": DEFINITIONS,
     }
 
@@ -182,6 +224,8 @@ def as_json(run: Run) -> dict[str, Any]:
 def fmt(key: str, value: float | None) -> str:
     if value is None:
         return "-"
+    if key.endswith("_ms_per_event"):
+        return f"{value:.1f}"
     if key in INTEGERS:
         return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
     return f"{value:.3f}" if key != "concept_ratio" else f"{value:.2f}"
@@ -238,8 +282,10 @@ def figures_markdown(run: Run) -> str:
         lines += ["", "## Dev scenarios: issue 11 figures", ""]
         rows = [[name, *(fmt(c, s.figures[c]) for c in ISSUE_COLUMNS)] for name, s in
                 run.scenarios.items()]  # fmt: skip
-        rows.append(["**mean**", *(fmt(c, mean[c]) for c in ISSUE_COLUMNS)])
+        rows += split_rows(run.mean, ISSUE_COLUMNS)
         lines += table(["scenario", *ISSUE_COLUMNS], rows)
+    if run.oracle:
+        lines += ["", *oracle_markdown(run)]
     if run.sample is not None:
         lines += ["", *sample_markdown(run.sample)]
     if run.locomo is not None:
@@ -261,6 +307,37 @@ def figures_markdown(run: Run) -> str:
     lines += ["", "## Definitions", ""]
     lines += [f"- **{k}**: {v}" for k, v in DEFINITIONS.items()]
     return "\n".join(lines) + "\n"
+
+
+def split_rows(mean: Any, columns: tuple[str, ...]) -> list[list[str]]:
+    """Mean rows: tuned-on scenarios, held-out ones, all."""
+    rows = []
+    for split, title in (("tune", "mean (tune)"), ("held-out", "mean (held out)"), ("all", "mean")):
+        figures = mean(split)
+        if figures:
+            rows.append([f"**{title}**", *(fmt(c, figures.get(c)) for c in columns)])
+    return rows
+
+
+def oracle_markdown(run: Run) -> list[str]:
+    lines = [
+        "## Naming on gold groups (--oracle-groups)",
+        "",
+        "Each gold concept named from its own events, each gold intent titled from its "
+        "evidence (benchmarks.naming_oracle): the namer alone, without grouping or emergence. "
+        f"Tuned on {', '.join(TUNE_SCENARIOS)}; the others are held out.",
+        "",
+    ]
+    rows = [
+        [name, *(fmt(c, s.figures.get(c)) for c in ORACLE_COLUMNS)]
+        for name, s in run.oracle.items()
+        if name != "sample"
+    ]
+    rows += split_rows(run.oracle_mean, ORACLE_COLUMNS)
+    if "sample" in run.oracle:
+        figures = run.oracle["sample"].figures
+        rows.append(["sample", *(fmt(c, figures.get(c)) for c in ORACLE_COLUMNS)])
+    return [*lines, *table(["scenario", *ORACLE_COLUMNS], rows)]
 
 
 def sample_markdown(sample: Scored) -> list[str]:
@@ -359,11 +436,19 @@ def names_markdown(run: Run) -> str:
         lines += [f"## {name}", "", *scenario_names(scored.names), ""]
     if run.sample is not None:
         lines += ["## Sample stream", "", *sample_names(run.sample.names), ""]
+    if run.oracle:
+        lines += ["## Names of the gold groups (--oracle-groups)", ""]
+        for name, scored in run.oracle.items():
+            lines += [f"### {name}", "", *oracle_names(scored.names), ""]
     if run.locomo is not None:
         lines += ["## LoCoMo-10: pending intent titles (first 10 per conversation)", ""]
         for conv, titles in run.locomo["pending_titles"].items():
             shown = "; ".join(cell(t) for t in titles[:10]) or "none"
             lines.append(f"- **{conv}** ({len(titles)} pending): {shown}")
+        lines += ["", "## LoCoMo-10: concept names, largest first (members; first 15)", ""]
+        for conv, names in run.locomo.get("concept_names", {}).items():
+            shown = "; ".join(cell(n) for n in names[:15]) or "none"
+            lines.append(f"- **{conv}** ({len(names)} concepts): {shown}")
         lines.append("")
     return "\n".join(lines)
 
@@ -434,6 +519,13 @@ def sample_names(names: dict[str, Any]) -> list[str]:
     lines += intent_lines(names)[: len(names["intents"]) + 2]
     lines += ["", "Themes beside the concept names:", "", *concept_lines(names)]
     return lines
+
+
+def oracle_names(names: dict[str, Any]) -> list[str]:
+    rows = [[cell(r["gold"]), cell(r["name"]), _cos(r["cosine"])] for r in names["concepts"]]
+    lines = table(["gold concept", "name of its events", "cosine"], rows)
+    rows = [[cell(r["gold"]), cell(r["title"]), _cos(r["cosine"])] for r in names["intents"]]
+    return [*lines, "", *table(["gold intent", "title of its evidence", "cosine"], rows)]
 
 
 # ----------------------------------------------------------------------------- plot

@@ -134,13 +134,15 @@ class FoldEngine:
         planner: Planner,
         config: EngineConfig | None = None,
         fallback: Planner | None = None,
+        namer: Namer | None = None,
     ) -> None:
         self.embedder = embedder
         self.planner = planner
         self.fallback = fallback
         self.config = config or EngineConfig()
         self.executor = PlanExecutor(embedder, self.config)
-        self.namer = Namer(embedder)  # loads the parser once per process, not at import
+        # names concepts and intents; the planner's namer when it has one (one cache of parses)
+        self.namer = namer or getattr(planner, "namer", None) or Namer(embedder)
         self.consolidator = Consolidator(self.executor, self.config, self.namer)
         self.emergence = IntentEmergence(self.executor, embedder, self.config, self.namer)
         self.facts = FactStep(embedder)  # DCPM System 1 (issue 7); skipped if layer off

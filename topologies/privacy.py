@@ -431,9 +431,11 @@ def _redescribe(
     embedder: Embedder | None,
 ) -> None:
     """Nightly-written nodes that lost evidence are re-worded from what is left, so no quote
-    of deleted content survives in them; a core schema left with one member is removed."""
-    from topologies.text import label_from_texts
+    of deleted content survives in them; a core schema left with one member is removed.
+    They are named as the nightly named them (``Namer.label_texts`` / ``title_texts``)."""
+    from topologies.naming import Namer
 
+    namer = Namer(embedder)
     graph = memory.graph
     for node_id in sorted(affected):
         node = graph.get(node_id)
@@ -459,9 +461,10 @@ def _redescribe(
         ]
         if not texts:
             continue
-        title = label_from_texts(texts, max_words=4)
         if node.kind == NodeKind.INTENT:
-            title = f"Prepare: {title}"
+            title = namer.title_texts(texts)
+        else:
+            title = namer.label_texts(texts)
         graph.replace_node(
             node.model_copy(
                 update={

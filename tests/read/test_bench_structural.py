@@ -93,3 +93,29 @@ def test_one_command_writes_figures_names_and_json(
     names = (tmp_path / "results" / "structural_names.md").read_text()
     assert "## tiny" in names and "## Sample stream" in names and "Passport renewal" in names
     assert (tmp_path / "results" / "structural.png").stat().st_size > 0
+
+
+def test_the_oracle_names_each_gold_group_from_its_own_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    (data / "cogeval").mkdir(parents=True)
+    scenario = _scenario()
+    scenario["gold"]["intents"][0]["deadline"] = "2026-12-18T08:00:00+01:00"
+    (data / "cogeval" / "tiny.json").write_text(json.dumps(scenario))
+    monkeypatch.setattr(structural_report, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(bench_locomo, "EMBED_CACHE", tmp_path / "cache")
+    out = tmp_path / "run.json"
+    main(["--data-dir", str(data), "--embedder", "hashing", "--oracle-only", "--json", str(out)])
+
+    run = json.loads(out.read_text())
+    assert run["scenarios"] == {}  # nothing folded: naming alone
+    names = run["oracle"]["names"]["tiny"]
+    assert [c["gold"] for c in names["concepts"]] == ["Passport renewal", "Dentist crown"]
+    assert "passport" in names["concepts"][0]["name"].lower()
+    assert names["intents"][0]["title"].endswith("(by 18 Dec)")
+    figures = run["oracle"]["figures"]
+    assert 0.0 <= figures["tiny"]["oracle_label_hit@0.6"] <= 1.0
+    assert figures["sample"]["oracle_title_hit@0.5"] >= 0.0  # the sample's goals too
+    report = (tmp_path / "results" / "structural.md").read_text()
+    assert "Naming on gold groups" in report and "mean (held out)" in report

@@ -23,11 +23,11 @@ from topologies.text import MONTHS, STOPWORDS, WEEKDAYS, zipf
 Matrix = npt.NDArray[np.float32]
 Embed = Callable[[list[str]], Matrix]
 
-MAX_CANDIDATES = 8  # phrases embedded per naming (the best by coverage first)
+MAX_CANDIDATES = 6  # phrases embedded per naming (the best by coverage first)
 COVERAGE_WEIGHT = 0.2  # share of members that use the phrase
 HEAD_WEIGHT = 0.2  # share of members that use its head noun
 TITLE_BONUS = 0.05
-SIBLING_WEIGHT = 0.5  # MMR: penalty per unit of cosine to the closest sibling label
+SIBLING_WEIGHT = 0.75  # MMR: penalty per unit of cosine to the closest sibling concept
 COMMON_ZIPF = 5.6  # a lone word this common ("time", "thing", "day") names nothing
 COMMON_PENALTY = 0.2
 TITLE_HEAD_WEIGHT = 0.5  # share of member titles that use the head (a title says the kind)
@@ -48,6 +48,8 @@ class _Stats:
     forms: dict[str, Counter[str]] = field(default_factory=dict)
     heads: dict[str, str] = field(default_factory=dict)
     lower_words: set[str] = field(default_factory=set)  # words seen in lower case
+    counted: Counter[str] = field(default_factory=Counter)  # uses right after a number
+    uses: Counter[str] = field(default_factory=Counter)
 
 
 def _stats(analyses: Sequence[Analysis]) -> _Stats:
@@ -60,6 +62,8 @@ def _stats(analyses: Sequence[Analysis]) -> _Stats:
         for phrase in analysis.phrases:
             stats.forms.setdefault(phrase.key, Counter())[phrase.text] += 1
             stats.heads[phrase.key] = phrase.head
+            stats.uses[phrase.key] += 1
+            stats.counted[phrase.key] += phrase.counted
             stats.lower_words.update(w for w in phrase.text.split() if w.islower())
     return stats
 
@@ -90,6 +94,8 @@ def _nameable(key: str, stats: _Stats, names: frozenset[str]) -> bool:
     head = stats.heads[key]
     if names.intersection(key.split()):
         return False
+    if 2 * stats.counted[key] > stats.uses[key]:
+        return False  # mostly after a number: a unit ("km", "mg")
     return zipf(head) >= RARE_ZIPF or head in stats.lower_words
 
 

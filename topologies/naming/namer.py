@@ -21,31 +21,43 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from functools import partial
 
 import numpy as np
 import structlog
 
+from schemas.errors import ConfigError
 from schemas.graph import EdgeKind, Node, NodeKind
 from topologies import topics
 from topologies.embedding import Embedder
 from topologies.memory import TenantMemory
-from topologies.naming.labels import UNTITLED, Matrix, label_problem, rank_labels
-from topologies.naming.phrases import PhraseParser, is_own, name_words
+from topologies.naming.labels import UNTITLED, Embed, Matrix, label_problem, rank_labels
+from topologies.naming.phrases import (
+    MAX_PARSE_CHARS,
+    Analysis,
+    PhraseParser,
+    is_own,
+    name_words,
+    shared_parser,
+)
 from topologies.naming.titles import (
+    GOAL_HANDICAP,
+    Goal,
     describe,
-    follow_up,
+    mentions_day,
     rank_actions,
+    rank_goals,
     title_problem,
     with_deadline,
     without_deadline,
 )
-from topologies.text import label_from_texts
+from topologies.text import STOPWORDS, label_from_texts
 
 log = structlog.get_logger(__name__)
 
-MAX_MEMBERS = 12  # events read per naming: the most central ones
+MAX_MEMBERS = 8  # events read per naming: the most central ones
 MAX_SCAN = 200  # predecessors of a concept read to find its members
 SIBLINGS = 6  # nearest other concepts whose labels a new label must differ from
 VECTOR_CACHE = 4096
@@ -59,10 +71,22 @@ def next_naming(named_at: int) -> int:
     return max(named_at + 2, math.ceil(named_at * GROWTH))
 
 
+def _beats(goal: Goal, action: tuple[float, str]) -> bool:
+    """A named target makes the title instead of the best action when it is clearly more
+    central, and the action is not already about it ("Refund the extra GST" about "GST")."""
+    score, text = action
+    if set(goal.text.lower().split()) & set(text.lower().split()) - STOPWORDS:
+        return False
+    return goal.score - GOAL_HANDICAP > score
+
+
 class Namer:
-    def __init__(self, embedder: Embedder, parser: PhraseParser | None = None) -> None:
+    """Names concepts and intents from their events, and groups of texts (a nightly
+    schema's facts). ``embedder`` None: names are ranked by their words alone."""
+
+    def __init__(self, embedder: Embedder | None, parser: PhraseParser | None = None) -> None:
         self.embedder = embedder
-        self.parser = parser if parser is not None else PhraseParser()
+        self.parser = parser if parser is not None else shared_parser()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.namings = 0
         self.cpu_seconds = 0.0  # process CPU time spent naming (for cost reports)
@@ -70,6 +94,8 @@ class Namer:
     # ----------------------------------------------------------------- vectors
     def embed(self, texts: list[str]) -> Matrix:
         """Vectors of short phrases, cached (labels and actions recur across namings)."""
+        if self.embedder is None:
+            return np.zeros((len(texts), 1), dtype=np.float32)
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
             for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
@@ -82,9 +108,16 @@ class Namer:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
         return np.vstack([self._vectors[t] for t in texts]).astype(np.float32)
 
-    def _events(self, memory: TenantMemory, ids: Sequence[str]) -> tuple[list[Node], Matrix]:
+    def _events(
+        self,
+        memory: TenantMemory,
+        ids: Sequence[str],
+        keep: Callable[[Node], bool] | None = None,
+    ) -> tuple[list[Node], Matrix]:
         """The EVENT nodes among ``ids`` (resolved, deduplicated) and their vectors; at most
-        ``MAX_MEMBERS``, the closest to their centroid."""
+        ``MAX_MEMBERS``: those ``keep`` holds for first, then the closest to their centroid."""
+        if self.embedder is None:
+            raise ConfigError("naming events needs an embedder")
         graph, index = memory.graph, memory.index(NodeKind.EVENT)
         nodes: dict[str, Node] = {}
         for raw in ids:
@@ -100,9 +133,10 @@ class Namer:
         vectors = np.vstack([v if v is not None else next(fresh) for v in stored])
         if len(ordered) > MAX_MEMBERS:
             centroid = vectors.mean(axis=0)
-            order = np.argsort(-(vectors @ centroid), kind="stable")[:MAX_MEMBERS]
-            keep = sorted(int(i) for i in order)
-            ordered, vectors = [ordered[i] for i in keep], vectors[keep]
+            first = np.array([keep is not None and keep(n) for n in ordered], dtype=np.float32)
+            order = np.argsort(-(vectors @ centroid) - 2 * first, kind="stable")[:MAX_MEMBERS]
+            chosen = sorted(int(i) for i in order)
+            ordered, vectors = [ordered[i] for i in chosen], vectors[chosen]
         return ordered, vectors.astype(np.float32)
 
     # ----------------------------------------------------------------- concepts
@@ -131,38 +165,44 @@ class Namer:
         members, vectors = self._events(memory, member_ids)
         if not members:
             return UNTITLED
-        siblings = self._sibling_labels(memory, vectors, concept_id)
+        siblings, sibling_vectors = self._siblings(memory, vectors, concept_id)
         ranked = rank_labels(
             self.parser.analyse_nodes(members),
             vectors,
             self.embed,
             siblings,
-            self.embed(siblings) if siblings else None,
+            sibling_vectors,
             self.names_of(members),
         )
         if ranked:
             return ranked[0][1]
         return label_from_texts([n.embed_text for n in members], exclude=[memory.tenant])
 
-    def _sibling_labels(
+    def _siblings(
         self, memory: TenantMemory, vectors: Matrix, concept_id: str | None
-    ) -> list[str]:
-        graph = memory.graph
+    ) -> tuple[list[str], Matrix | None]:
+        """Labels and concept vectors of the nearest other concepts (their index vectors: a
+        label must not describe a neighbour better than its own members)."""
+        graph, index = memory.graph, memory.index(NodeKind.CONCEPT)
         own = graph.resolve(concept_id) if concept_id else None
         centroid = vectors.mean(axis=0)
         norm = float(np.linalg.norm(centroid))
         if not norm:
-            return []
-        hits = memory.index(NodeKind.CONCEPT).search(
-            (centroid / norm).astype(np.float32), SIBLINGS + 1
-        )
-        labels = []
+            return [], None
+        hits = index.search((centroid / norm).astype(np.float32), SIBLINGS + 1)
+        labels, rows = [], []
         for node_id, _ in hits:
             node = graph.get(node_id)
+            vector = index.get(node_id)
             if node is None or node.id == own or node.superseded_by or not node.title:
                 continue
+            if vector is None:
+                continue
             labels.append(node.title)
-        return labels[:SIBLINGS]
+            rows.append(vector)
+        if not rows:
+            return [], None
+        return labels[:SIBLINGS], np.vstack(rows[:SIBLINGS]).astype(np.float32)
 
     # ------------------------------------------------------------------ intents
     def title_intent(
@@ -176,27 +216,117 @@ class Namer:
         are concept node ids (their labels say what the intent is about)."""
         started = time.process_time()
         try:
-            title = self._title(memory, evidence_ids, supporting)
+            title = self._title(memory, evidence_ids, supporting, deadline)
         finally:
             self.namings += 1
             self.cpu_seconds += time.process_time() - started
         return title if deadline is None else with_deadline(title, deadline)
 
     def _title(
-        self, memory: TenantMemory, evidence_ids: Sequence[str], supporting: Sequence[str]
+        self,
+        memory: TenantMemory,
+        evidence_ids: Sequence[str],
+        supporting: Sequence[str],
+        deadline: datetime | None,
     ) -> str:
         labels = self.labels(memory, supporting)
-        events, vectors = self._events(memory, evidence_ids)
+        events, vectors = self._events(memory, evidence_ids, keep=partial(mentions_day, deadline))
+        if not events:
+            return labels[0] if labels else "Follow up"
         own = [is_own(n) for n in events]
+        anchored = [mentions_day(deadline, n) for n in events]
         analyses = self.parser.analyse_nodes(events)
-        ranked = rank_actions(analyses, vectors, self.embed, labels, own) if events else []
-        if ranked:
-            return ranked[0][1]
-        if events:
-            phrases = rank_labels(analyses, vectors, self.embed)
-            if phrases:
-                return follow_up(phrases[0][1])
-        return follow_up(labels[0] if labels else "")
+        title = self._best_title(analyses, vectors, labels, own, anchored, self.names_of(events))
+        return title or (labels[0] if labels else "Follow up")
+
+    def _best_title(
+        self,
+        analyses: Sequence[Analysis],
+        vectors: Matrix,
+        labels: Sequence[str],
+        own: Sequence[bool],
+        anchored: Sequence[bool],
+        names: frozenset[str],
+    ) -> str:
+        """The evidence's best action, or a noun phrase with a particular target when it
+        stands out ("Kessler Logistik demo"), or any sound noun phrase; "" when none."""
+        ranking = (
+            partial(rank_actions, analyses, vectors, labels=labels, own=own, anchored=anchored),
+            partial(rank_goals, analyses, vectors, labels=labels, anchored=anchored),
+        )
+        self._prefetch(ranking)
+        actions, goals = ranking[0](self.embed), ranking[1](self.embed)
+        # a named target that recurs and that the deadline's own event speaks of: "GST" alone
+        # is no goal, nor a tool or a place mentioned in passing ("Google Meet", "Kinetic PT")
+        targets = (g for g in goals if g.named and g.anchored and g.events > 1 and " " in g.text)
+        named = self._first_sound(targets, names)
+        if named and (not actions or _beats(named, actions[0])):
+            return named.text
+        if actions:
+            return actions[0][1]
+        goal = self._first_sound(goals, names)
+        return goal.text if goal else ""
+
+    # --------------------------------------------------------------- text groups
+    def label_texts(self, texts: Sequence[str], vectors: Matrix | None = None) -> str:
+        """The label of a group of texts that are no events (a nightly schema's facts): the
+        same candidates and ranking as a concept's. ``vectors``: the texts' own, if stored."""
+        started = time.process_time()
+        try:
+            analyses, vectors = self._texts(texts, vectors)
+            ranked = rank_labels(analyses, vectors, self.embed) if analyses else []
+            return ranked[0][1] if ranked else label_from_texts(texts)
+        finally:
+            self.namings += 1
+            self.cpu_seconds += time.process_time() - started
+
+    def title_texts(
+        self,
+        texts: Sequence[str],
+        vectors: Matrix | None = None,
+        deadline: datetime | None = None,
+    ) -> str:
+        """A to-do title for a group of texts (a nightly intention's facts), as for an
+        intent's evidence; their label when they state nothing to do."""
+        started = time.process_time()
+        try:
+            analyses, vectors = self._texts(texts, vectors)
+            title = self._best_title(analyses, vectors, (), (), (), frozenset())
+        finally:
+            self.namings += 1
+            self.cpu_seconds += time.process_time() - started
+        title = title or self.label_texts(texts, vectors)
+        return title if deadline is None else with_deadline(title, deadline)
+
+    def _texts(self, texts: Sequence[str], vectors: Matrix | None) -> tuple[list[Analysis], Matrix]:
+        analyses = self.parser.analyse([("", t[:MAX_PARSE_CHARS], frozenset()) for t in texts])
+        if vectors is None or len(vectors) != len(texts):
+            vectors = (
+                self.embedder.embed(list(texts))
+                if self.embedder is not None and texts
+                else np.zeros((len(texts), 1), dtype=np.float32)
+            )
+        return analyses, np.asarray(vectors, dtype=np.float32)
+
+    def _prefetch(self, rankings: Sequence[Callable[[Embed], object]]) -> None:
+        """Embed the candidates of several rankings in one batch (a batch of ten short
+        phrases costs little more than one): a dry run with zero vectors lists them."""
+        if self.embedder is None:
+            return
+        wanted: list[str] = []
+        dim = self.embedder.dim
+
+        def record(texts: list[str]) -> Matrix:
+            wanted.extend(texts)
+            return np.zeros((len(texts), dim), dtype=np.float32)
+
+        for rank in rankings:
+            rank(record)
+        self.embed(wanted)
+
+    def _first_sound(self, goals: Iterable[Goal], names: frozenset[str]) -> Goal | None:
+        """The first goal that is a sound noun phrase (parsed only as far as needed)."""
+        return next((g for g in goals if self.label_problem(g.text, names) is None), None)
 
     @staticmethod
     def labels(memory: TenantMemory, concept_ids: Sequence[str]) -> list[str]:

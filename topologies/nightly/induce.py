@@ -5,14 +5,15 @@ schemas and intentions, the concepts its facts' events already feed) and return 
 
 Deterministic rules:
 1. the nearest existing schema at cosine >= ``attach_similarity`` gets the facts as evidence
-   (``add_evidence``); otherwise ``create_schema`` labelled from the cluster's salient terms
-   (``topologies.text.label_from_texts``), described by its most central facts, its domain
-   from :func:`topologies.nightly.behaviour.domain_of`;
+   (``add_evidence``); otherwise ``create_schema`` named like a concept from the facts' noun
+   phrases (``topologies.naming.Namer.label_texts``), described by its most central facts,
+   its domain from :func:`topologies.nightly.behaviour.domain_of`;
 2. the new schema is ``RELATED_TO`` the concept the cluster's events feed most;
 3. when at least ``goal_min_facts`` facts carry goal or deadline language, ``create_intention``
-   supported by the schema and the closest other evidenced concept (the executor requires two),
-   with the earliest deadline found in the facts (or none); a near-duplicate intention
-   (cosine >= ``intent_duplicate``) gets the evidence instead.
+   titled like an intent from those facts (``Namer.title_texts``), supported by the schema and
+   the closest other evidenced concept (the executor requires two), with the earliest
+   deadline found in the facts (or none); a near-duplicate intention (cosine >=
+   ``intent_duplicate``) gets the evidence instead.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import structlog
 from schemas.graph import EdgeKind, Node, NodeKind
 from topologies.llm.completer import JsonCompleter
 from topologies.memory import TenantMemory
+from topologies.naming import Namer
 from topologies.nightly.behaviour import domain_of
 from topologies.nightly.tools import (
     ActionList,
@@ -37,7 +39,7 @@ from topologies.nightly.tools import (
     CreateIntention,
     CreateSchema,
 )
-from topologies.text import find_dates, label_from_texts
+from topologies.text import find_dates
 from topologies.vector_index import Vector
 
 log = structlog.get_logger(__name__)
@@ -113,8 +115,9 @@ class Inductor(Protocol):
 class DeterministicInductor:
     name = "nightly-heuristic"
 
-    def __init__(self, config: InductionConfig | None = None) -> None:
+    def __init__(self, config: InductionConfig | None = None, namer: Namer | None = None) -> None:
         self.config = config or InductionConfig()
+        self.namer = namer if namer is not None else Namer(None)  # words alone without one
 
     async def propose(
         self, memory: TenantMemory, ctx: ClusterContext, now: datetime
@@ -138,7 +141,7 @@ class DeterministicInductor:
             )
         else:
             schema = f"s{ctx.index}"
-            label = label_from_texts(texts, max_words=4)
+            label = self.namer.label_texts(texts, self._vectors(memory, ctx.facts))
             central = self._central(memory, ctx)
             actions.append(
                 CreateSchema(
@@ -164,6 +167,15 @@ class DeterministicInductor:
         if len(goal_facts) >= cfg.goal_min_facts:
             actions.extend(self._intention(memory, ctx, schema, goal_facts, now))
         return actions
+
+    @staticmethod
+    def _vectors(memory: TenantMemory, facts: list[Node]) -> np.ndarray | None:
+        """The facts' stored vectors (None when one is missing: the namer embeds them)."""
+        index = memory.indexes.get(NodeKind.FACT.value)
+        rows = [index.get(f.id) if index is not None else None for f in facts]
+        if not rows or any(r is None for r in rows):
+            return None
+        return np.vstack([r for r in rows if r is not None])
 
     def _central(self, memory: TenantMemory, ctx: ClusterContext) -> list[str]:
         scored = []
@@ -210,11 +222,13 @@ class DeterministicInductor:
             for d in find_dates(f.text, f.ts or now)
             if d.deadline and d.when >= now
         )
-        label = label_from_texts([f.text for f in goal_facts], max_words=4)
+        title = self.namer.title_texts(
+            [f.text for f in goal_facts], self._vectors(memory, goal_facts)
+        )
         return [
             CreateIntention(
                 ref=f"i{ctx.index}",
-                title=f"Prepare: {label}",
+                title=title,
                 description=" | ".join(f.text[:160] for f in goal_facts[:3]),
                 category=domain_of(None, [f.text for f in goal_facts]),
                 evidence=evidence,

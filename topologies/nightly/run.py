@@ -154,7 +154,8 @@ class _Night:
         self.config = config
         self.report = report
         self.layers = layers(memory)
-        self.fallback = DeterministicInductor(config.induction)
+        namer = getattr(engine, "namer", None)
+        self.fallback = DeterministicInductor(config.induction, namer)
         self.scopes: list[FoldScope] = []
 
     def out_of_time(self) -> bool:
