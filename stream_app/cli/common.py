@@ -14,8 +14,8 @@ import typer
 from pydantic import ValidationError
 
 from schemas.errors import FoldmemError
-from stream_app.embedded.factory import open_hub
 from stream_app.embedded.hub import MemoryHub
+from stream_app.factory import open_hub
 from stream_app.logging import configure_logging
 from stream_app.settings import Settings, load_settings
 
