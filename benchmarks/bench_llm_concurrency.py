@@ -114,7 +114,9 @@ def make_engine(base_url: str, concurrency: int) -> tuple[FoldEngine, LLMPlanner
     embedder = HashingEmbedder(dim=256)
     config = EngineConfig()
     heuristic = HeuristicPlanner(embedder, config)
-    llm = LLMConfig(base_url=base_url, model="fake", concurrency=concurrency, timeout_s=30.0)
+    llm = LLMConfig(
+        base_url=base_url, model="fake", server="hosted", concurrency=concurrency, timeout_s=30.0
+    )
     validator = PlanExecutor(embedder, config).validate
     planner = LLMPlanner(
         llm, heuristic=heuristic, validator=validator, capabilities=CapabilityMemory()

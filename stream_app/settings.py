@@ -73,13 +73,26 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None  # e.g. http://localhost:11434/v1 (Ollama)
     llm_model: str = "gpt-4o-mini"
     llm_api_key: SecretStr | None = None
-    llm_structured_output: Literal["auto", "json_schema", "json_object", "text"] = "auto"
-    llm_timeout_s: float = Field(default=30.0, gt=0)
-    llm_max_retries: int = Field(default=3, ge=0)
+    # the kind of server sets the timeout, retry, concurrency and streaming defaults
+    # (docs/llm.md); auto: hosted without a base URL or on a public host, llamacpp on a local one
+    llm_server: Literal["auto", "hosted", "vllm", "ollama", "llamacpp"] = "auto"
+    llm_structured_output: Literal[
+        "auto", "json_schema", "json_object_schema", "json_object", "text"
+    ] = "auto"
+    llm_timeout_s: float | None = Field(default=None, gt=0)  # None: by server kind
+    llm_max_retries: int | None = Field(default=None, ge=0)  # None: by server kind
+    llm_retry_timeouts: bool | None = None  # None: by server kind (never for a local server)
+    llm_stream: bool | None = None  # None: by server kind (streams on local servers: cancellable)
+    llm_max_output_tokens: int = Field(default=700, ge=64)
+    llm_repair_rounds: int = Field(default=1, ge=0, le=5)
     llm_breaker_failures: int = Field(default=5, ge=1)
     llm_breaker_reset_s: float = Field(default=30.0, gt=0)
     llm_daily_token_budget: int = Field(default=0, ge=0)  # per tenant per UTC day, 0 = no cap
-    llm_concurrency: int = Field(default=8, ge=1, le=256)  # model requests in flight
+    llm_concurrency: int | None = Field(default=None, ge=1, le=256)  # None: by server kind
+    # facts from the plan's call (plan), a call of their own (call), or the rules (rules)
+    llm_facts: Literal["plan", "call", "rules"] = "plan"
+    llm_reconcile_calls: int = Field(default=1, ge=0, le=16)  # belief decisions per event
+    llm_rule_structure: bool = True  # add the heuristic's dates and event links to a plan
     llm_near_duplicate: float = Field(default=0.97, gt=0, le=1)
 
     # --- logging

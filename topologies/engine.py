@@ -41,7 +41,7 @@ from topologies.intents import IntentEmergence, intent_view
 from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id
 from topologies.naming import Namer
 from topologies.plan_bounds import PlanBounds
-from topologies.planner import Planner, PlanRequest
+from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest
 from topologies.privacy import check_not_forgotten
 from topologies.scope import FoldScope
 from topologies.vector_index import Vector
@@ -81,6 +81,14 @@ class FoldResult:
     def fold_changes(self) -> list[ChangeSet]:
         """What the fold itself changed, without the ingest commit."""
         return [c for c in self.changes if c is not self.stored]
+
+
+def count_planner(memory: TenantMemory, planner: str) -> None:
+    """One more event folded with a plan by ``planner`` (the plan's author, so a heuristic plan
+    the LLM planner fell back to counts as heuristic)."""
+    counts = dict(memory.meta.get(PLANNED_BY_KEY) or {})
+    counts[planner] = int(counts.get(planner, 0)) + 1
+    memory.set_meta(PLANNED_BY_KEY, counts)
 
 
 def event_fingerprint(event: RawEvent) -> str:
@@ -299,7 +307,7 @@ class FoldEngine:
         planners: list[Planner] = [self.planner]
         if self.fallback is not None and self.fallback is not self.planner:
             planners.append(self.fallback)
-        await self.facts.prepare(memory, event)  # optional LLM extraction, outside the tx
+        prepared = False
         for attempt, planner in enumerate(planners):
             plan_started = time.perf_counter()
             try:
@@ -316,6 +324,9 @@ class FoldEngine:
                 continue
             finally:
                 result.plan_seconds += time.perf_counter() - plan_started
+            if not prepared:  # after the plan: an LLM plan may carry the event's facts
+                prepared = True
+                await self.facts.prepare(memory, event)  # LLM fact steps, outside the tx
             try:
                 bounds = PlanBounds.for_request(request)
                 changes, scope = self._apply(
@@ -375,6 +386,7 @@ class FoldEngine:
             self.emergence.emerge(memory, scope)
             memory.set_event_state(event.id, "folded")
             memory.set_meta(EVENTS_FOLDED_KEY, int(memory.meta.get(EVENTS_FOLDED_KEY, 0)) + 1)
+            count_planner(memory, plan.planner)
         except PlanRejectedError:
             memory.rollback()
             raise
@@ -392,6 +404,7 @@ class FoldEngine:
         try:
             memory.set_event_state(event.id, "folded")
             memory.set_meta(EVENTS_FOLDED_KEY, int(memory.meta.get(EVENTS_FOLDED_KEY, 0)) + 1)
+            count_planner(memory, "none")
         except BaseException:
             memory.rollback()
             raise

@@ -5,9 +5,10 @@ by third parties, so a model that obeys text inside an event ("ignore previous i
 ...") must not be able to steer the graph. The executor checks these bounds on every plan that
 comes from a planner (``PlanExecutor.validate(..., bounds=...)``); the engine's own
 consolidation and emergence, the nightly engine and the user's API call it without bounds and
-keep their powers. A plan that breaks a bound is refused whole (PlanRejectedError): the LLM
-planner shows the model the reason in a repair round, then falls back to the heuristic plan, so
-the event is still folded and nothing of the injected plan is applied.
+keep their powers. A plan that breaks a bound is refused whole (PlanRejectedError). The LLM
+planner refuses a model reply with such an op whole too (a repair round, then the heuristic
+plan), except a concept rename or merge beyond the similarity bounds, which it drops as a
+slip (docs/llm.md); either way the event is still folded and nothing out of bounds is applied.
 
 1. **Grounding.** Every id a plan names (``src``, ``dst``, ``id``, ``keep``, ``absorb``,
    ``grounded_in``) is one of its own refs, the event, or a node of the event's assembled

@@ -12,6 +12,10 @@ from schemas.plans import UpdatePlan
 from topologies.memory import TenantMemory
 from topologies.vector_index import Vector
 
+# tenant meta key of the events folded per plan author ("llm", "heuristic", ...): written by
+# the engine in each fold's transaction, read by `foldmem status` and GET /llm
+PLANNED_BY_KEY = "planned_by"
+
 
 @dataclass(frozen=True)
 class ContextItem:

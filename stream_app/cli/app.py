@@ -172,12 +172,13 @@ def status(data_dir: DataDir = None, as_json: JsonOpt = False) -> None:
             counts = store.counts(tenant)
             counts["intents"] = store.intent_counts(tenant)
             counts["llm_usage"] = usage_totals(store.usage_rows(tenant))
+            counts["folded_by"] = store.folded_by(tenant)
             report["tenants"][tenant] = counts
     if as_json:
         echo_json(report)
         return
     typer.echo(f"data dir: {report['data_dir']}")
-    typer.echo(f"planner: {report['planner']}   embedder: {report['embedder']}")
+    typer.echo(f"planner (these settings): {report['planner']}   embedder: {report['embedder']}")
     if not report["tenants"]:
         typer.echo("no tenants yet")
     for tenant, counts in report["tenants"].items():
@@ -189,6 +190,7 @@ def status(data_dir: DataDir = None, as_json: JsonOpt = False) -> None:
         typer.echo("  nodes:   " + _fmt(counts["nodes"]))
         typer.echo("  edges:   " + _fmt(counts["edges"]))
         typer.echo("  intents: " + _fmt(counts["intents"]))
+        typer.echo("  folded by: " + _folded_by(counts["folded_by"]))
         usage = counts["llm_usage"]
         if usage.get("events"):
             typer.echo(
@@ -196,6 +198,19 @@ def status(data_dir: DataDir = None, as_json: JsonOpt = False) -> None:
                 f"{usage['tokens_in']} tokens in, {usage['tokens_out']} out "
                 f"({(usage['tokens_in'] + usage['tokens_out']) / usage['events']:.0f} per event)"
             )
+
+
+def _folded_by(report: dict[str, Any]) -> str:
+    """``llm 230, heuristic 40 (llm fallbacks: invalid 20, error 5)``: from the data dir."""
+    planners = report["planners"]
+    parts = [f"{name} {n}" for name, n in sorted(planners.items(), key=lambda i: (-i[1], i[0]))]
+    if report["uncounted"]:
+        parts.append(f"not recorded {report['uncounted']}")
+    text = ", ".join(parts) or "-"
+    fallbacks = report["llm_fallbacks"]
+    if fallbacks:
+        text += " (llm fallbacks: " + ", ".join(f"{k} {v}" for k, v in fallbacks.items()) + ")"
+    return text
 
 
 def planner_description(settings: Settings) -> str:

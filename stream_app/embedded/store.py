@@ -45,7 +45,9 @@ from schemas.graph import Edge, Node
 from schemas.intents import IntentMessage
 from stream_app.hub.protocol import Checkpoint, TransientError
 from topologies.config import AnnConfig
+from topologies.llm.usage import folded_by
 from topologies.memory import ChangeSet, TenantMemory
+from topologies.planner import PLANNED_BY_KEY
 from topologies.vector_index import Vector
 
 log = structlog.get_logger(__name__)
@@ -426,6 +428,23 @@ class Store:
             else self._db.execute(sql + " ORDER BY tenant, day")
         )
         return [(t, d, orjson.loads(c)) for t, d, c in rows]
+
+    def planned_by(self, tenant: str) -> dict[str, int]:
+        """Events folded per plan author, as the engine counted them in the folds."""
+        row = self._db.execute(
+            "SELECT value FROM tenant_meta WHERE tenant = ? AND key = ?", (tenant, PLANNED_BY_KEY)
+        ).fetchone()
+        return {str(k): int(v) for k, v in orjson.loads(row[0]).items()} if row else {}
+
+    def folded_by(self, tenant: str) -> dict[str, Any]:
+        """Which planner folded the tenant's events, from this data dir (not the settings of
+        the reading process): ``topologies.llm.usage.folded_by``."""
+        totals: dict[str, int] = {}
+        for _, _, counters in self.usage_rows(tenant):
+            for name, value in counters.items():
+                totals[name] = totals.get(name, 0) + int(value)
+        folded = int(self.counts(tenant)["events"].get("folded", 0))
+        return folded_by(self.planned_by(tenant), totals, folded)
 
     def tenants(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT tenant FROM tenants ORDER BY tenant")]

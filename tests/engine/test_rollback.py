@@ -15,7 +15,7 @@ from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine, node_to_event
 from topologies.memory import TenantMemory, event_node_id
-from topologies.planner import PlanRequest
+from topologies.planner import PLANNED_BY_KEY, PlanRequest
 
 MakeEvent = Callable[..., RawEvent]
 
@@ -121,5 +121,8 @@ async def test_a_planner_plan_that_fails_leaves_the_same_state_as_an_empty_plan(
     await empty.fold(m2, event)
 
     assert result.status == "empty" and "unknown node id 'ghost'" in (result.error or "")
+    # the fold counts who planned the event: the engine's empty plan, the scripted planner's
+    assert m1.meta.pop(PLANNED_BY_KEY) == {"empty": 1}
+    assert m2.meta.pop(PLANNED_BY_KEY) == {"scripted": 1}
     assert dump(m1) == dump(m2)
     assert m1.event_state("ev-1") == "folded"

@@ -93,7 +93,7 @@ async def test_none_writes_nothing_and_update_reinforces(
     fake: FakeOpenAI, embedder: HashingEmbedder
 ) -> None:
     fake.push(answer("NONE"), answer("UPDATE", "F1"))
-    texts = ["I live in Porto.", "Porto is where I live.", "Still living in Porto, near the river."]
+    texts = ["I live in Porto.", "Porto is where I live.", "Now living in Porto, near the river."]
     (only,) = facts(await fold_all(judged_engine(fake, embedder), texts))
     assert only.reinforcement == 1 and "river" in only.text
 

@@ -21,6 +21,10 @@ from topologies.planner import PlanRequest
 FAST = {
     "model": "fake-model",
     "api_key": "sk-test",
+    "rule_structure": False,  # the recording heuristic counts fallbacks only (see
+    # test_small_model_replies for the heuristic's dates and links in a model's plan)
+    "server": "hosted",  # the loopback fake stands for a hosted API (tests of local servers
+    # set server="llamacpp": one request at a time, streamed, no retry of a timeout)
     "timeout_s": 5.0,  # generous: a loaded CI machine must not turn replies into timeouts
     "max_retries": 2,
     "backoff_base_s": 0.01,
@@ -74,8 +78,10 @@ async def fake() -> AsyncIterator[FakeOpenAI]:
 
 @pytest.fixture
 def make_rig(fake: FakeOpenAI, embedder: HashingEmbedder) -> Callable[..., Rig]:
-    def factory(namer: Namer | None = None, **overrides: Any) -> Rig:
-        config = LLMConfig.model_validate({**FAST, "base_url": fake.base_url, **overrides})
+    def factory(on: FakeOpenAI | None = None, namer: Namer | None = None, **overrides: Any) -> Rig:
+        """A rig on the fake server ``on`` (default: the test's) with LLMConfig overrides."""
+        model = on or fake
+        config = LLMConfig.model_validate({**FAST, "base_url": model.base_url, **overrides})
         engine_config = EngineConfig()
         heuristic = RecordingHeuristic()
         executor = PlanExecutor(embedder, engine_config)
@@ -87,6 +93,6 @@ def make_rig(fake: FakeOpenAI, embedder: HashingEmbedder) -> Callable[..., Rig]:
             namer=namer,
         )
         engine = FoldEngine(embedder, planner, engine_config, fallback=heuristic)
-        return Rig(fake, planner, engine, heuristic)
+        return Rig(model, planner, engine, heuristic)
 
     return factory

@@ -70,7 +70,7 @@ async def test_an_unparseable_reply_falls_back_to_the_rules(
 ) -> None:
     assert rule_facts(), "the rules find facts in these bodies"
     for reply in ("<think>The user moved, so home_city...</think>", "items: none, sorry", ""):
-        rig = make_rig()
+        rig = make_rig(facts="call")
         rig.fake.requests.clear()  # one server for the three rigs
         rig.fake.handler = answering(reply)
         assert attach_llm_steps(rig.engine)
@@ -83,13 +83,13 @@ async def test_an_unparseable_reply_falls_back_to_the_rules(
 async def test_a_reply_without_items_falls_back_but_an_empty_list_is_an_answer(
     make_rig: Callable[..., Rig], make_event: Any
 ) -> None:
-    rig = make_rig()
+    rig = make_rig(facts="call")
     rig.fake.handler = answering(json.dumps({"facts": ["The user lives in Ghent."]}))
     attach_llm_steps(rig.engine)
     await fold_bodies(rig, make_event)
     assert fact_texts(rig) == rule_facts()
 
-    rig = make_rig()
+    rig = make_rig(facts="call")
     rig.fake.handler = answering(json.dumps({"items": []}))
     attach_llm_steps(rig.engine)
     await fold_bodies(rig, make_event)
@@ -99,7 +99,7 @@ async def test_a_reply_without_items_falls_back_but_an_empty_list_is_an_answer(
 async def test_with_the_breaker_open_no_extraction_call_is_made(
     make_rig: Callable[..., Rig], make_event: Any
 ) -> None:
-    rig = make_rig(breaker_reset_s=3600.0)
+    rig = make_rig(facts="call", breaker_reset_s=3600.0)
     rig.fake.handler = answering(json.dumps(ITEMS))
     attach_llm_steps(rig.engine)
     for _ in range(rig.planner.breaker.failure_threshold):
@@ -114,26 +114,26 @@ async def test_with_the_breaker_open_no_extraction_call_is_made(
 async def test_extraction_failures_open_the_breaker(
     make_rig: Callable[..., Rig], make_event: Any
 ) -> None:
-    rig = make_rig(max_retries=0, breaker_reset_s=3600.0)
+    rig = make_rig(facts="call", max_retries=0, breaker_reset_s=3600.0)
     rig.fake.handler = lambda body: Reply(status=503)  # the model is down
     attach_llm_steps(rig.engine)
     for i in range(6):
         await fold(rig, make_event(f"note {i}", BODIES[i % len(BODIES)]))
     threshold = rig.planner.breaker.failure_threshold
     assert threshold == 3
-    # event 1: extraction and plan fail; event 2: extraction fails, the breaker opens;
-    # from then on neither task calls the model
-    assert rig.fake.calls == threshold and extraction_calls(rig) == 2
+    # event 1: plan and extraction fail (extraction runs after the plan); event 2: the plan
+    # fails, the breaker opens; from then on neither task calls the model
+    assert rig.fake.calls == threshold and extraction_calls(rig) == 1
     assert rig.planner.breaker.state == BreakerState.OPEN
     today = rig.ledger.tenant("alice")
-    assert today["facts_error"] == 2 and today["facts_skipped"] == 4
+    assert today["facts_error"] == 1 and today["facts_skipped"] == 5
     assert fact_texts(rig) == rule_facts()  # the rules ran (repeated bodies: duplicates)
 
 
 async def test_extraction_tokens_are_booked_and_count_against_the_budget(
     make_rig: Callable[..., Rig], make_event: Any
 ) -> None:
-    rig = make_rig()
+    rig = make_rig(facts="call")
     rig.fake.handler = answering(json.dumps(ITEMS))
     attach_llm_steps(rig.engine)
     await fold(rig, make_event("note", BODIES[0]))
@@ -142,7 +142,7 @@ async def test_extraction_tokens_are_booked_and_count_against_the_budget(
     assert today["facts_llm"] == 1
     assert "The user lives in Ghent." in fact_texts(rig)
 
-    rig = make_rig(daily_token_budget=1)
+    rig = make_rig(facts="call", daily_token_budget=1)
     rig.fake.handler = answering(json.dumps(ITEMS))
     attach_llm_steps(rig.engine)
     await fold(rig, make_event("note", BODIES[0]))  # the first call spends the budget

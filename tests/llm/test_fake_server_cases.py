@@ -53,7 +53,8 @@ async def test_malformed_json_gets_one_repair(
     assert rig.fake.calls == 2
     repair_turn = rig.fake.requests[1]["messages"]
     assert repair_turn[-2]["role"] == "assistant"
-    assert "rejected" in repair_turn[-1]["content"] and "JSON" in repair_turn[-1]["content"]
+    assert "could not be used" in repair_turn[-1]["content"]
+    assert "JSON" in repair_turn[-1]["content"]
     assert rig.ledger.tenant("alice")["repaired"] == 1
 
 
@@ -176,15 +177,18 @@ async def test_server_rejecting_json_schema_falls_to_json_object_and_remembers(
     await fold(rig, make_event("Passport renewal appointment", "two"))
     formats = [(b.get("response_format") or {}).get("type") for b in rig.fake.requests]
     assert formats == ["json_schema", "json_object", "json_object"]  # remembered
-    assert rig.planner.client.capabilities.get(rig.planner.config.endpoint) == "json_object"
+    # the next rung still gives the schema: {"type": "json_object", "schema": ...}
+    assert all("schema" in b["response_format"] for b in rig.fake.requests[1:])
+    endpoint = rig.planner.config.endpoint
+    assert rig.planner.client.capabilities.get(endpoint) == "json_object_schema"
     assert len(concepts(rig)) == 2 and rig.heuristic.calls == 0
 
 
 async def test_ladder_reaches_plain_text(make_rig: Callable[..., Rig], make_event: Any) -> None:
     rig = make_rig()
-    rig.fake.push(Reply(status=400), Reply(status=400), Reply(content=f"Plan: {VALID} done."))
+    rig.fake.push(*[Reply(status=400)] * 3, Reply(content=f"Plan: {VALID} done."))
     await fold(rig, make_event("Flux sync"))
-    assert "response_format" not in rig.fake.requests[2]
+    assert "response_format" not in rig.fake.requests[3]
     assert concepts(rig) == ["Flux Tariffs launch"]
     assert rig.planner.client.capabilities.get(rig.planner.config.endpoint) == "text"
 
@@ -206,5 +210,6 @@ async def test_server_answering_json_schema_with_a_500_is_a_capability_not_an_ou
     result = await fold(rig, make_event("Flux sync"))
     formats = [(b.get("response_format") or {}).get("type") for b in rig.fake.requests]
     assert formats == ["json_schema", "json_object"]
+    assert "schema" in rig.fake.requests[1]["response_format"]
     assert result.planner == "llm" and rig.heuristic.calls == 0  # the model's own plan
     assert rig.planner.breaker.state == BreakerState.CLOSED

@@ -29,6 +29,12 @@ def test_extract_json_object(text: str) -> None:
     assert extract_json_object(text) == {"ops": []}
 
 
+def test_a_raw_line_break_inside_a_string_is_read() -> None:
+    """Small models write control characters inside strings (strict JSON refuses them)."""
+    raw = '{"notes": "two\nlines", "facts": ["a\tb"], "ops": []}'  # a real break and tab
+    assert "\n" in raw and extract_json_object(raw)["notes"] == "two\nlines"
+
+
 @pytest.mark.parametrize("text", ["", "no json at all", "[1, 2]", '{"ops": [}'])
 def test_extract_json_object_fails_clearly(text: str) -> None:
     with pytest.raises(LLMError):

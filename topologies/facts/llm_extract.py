@@ -1,26 +1,39 @@
 """LLM extraction of facts and identity items (DCPM System 1 step ii, when an LLM is configured).
 
-One call per event through ``topologies.llm``'s client (its JSON ladder and retries), behind
-the LLM planner's circuit breaker and usage ledger: with the breaker open or the tenant's
-daily token budget spent no call is made; a failed call counts as a breaker failure; every
-call's tokens are booked (``facts_*`` outcomes). The reply is validated by
-:class:`ExtractionReply` and mapped to the same :class:`~topologies.facts.extract.ExtractedItem`
-the deterministic rules produce, so the reconciler treats both alike. A reply that is not a
-JSON object with an ``items`` list (no JSON, ``<think>`` blocks only, another shape) is not an
-answer: like any failure it returns None and the deterministic rules run instead. Only
-``{"items": []}`` means "nothing worth remembering".
+Two ways, chosen by ``LLMConfig.facts`` (``FOLDMEM_LLM_FACTS``):
+
+- ``plan`` (default): :class:`PlanFacts`, no call of its own. The LLM planner asks for the
+  event's facts in the same call as its plan (new FACT nodes) and hands their statements
+  here instead of to the executor; they are reconciled against the current beliefs like any
+  item. An event whose plan had no facts (or came from the heuristic planner) gets the rules.
+- ``call``: :class:`LLMExtractor`, one call per event of its own (richer items: subject,
+  value, revision), described below.
+
+:class:`LLMExtractor` makes one call per event through ``topologies.llm``'s client (its JSON
+ladder and retries), behind the LLM planner's circuit breaker and usage ledger: with the
+breaker open or the tenant's daily token budget spent no call is made; a failed call counts as
+a breaker failure; every call's tokens are booked (``facts_*`` outcomes). The reply is
+validated by :class:`ExtractionReply` and mapped to the same
+:class:`~topologies.facts.extract.ExtractedItem` the deterministic rules produce, so the
+reconciler treats both alike. A reply that is not a JSON object with an ``items`` list (no
+JSON, ``<think>`` blocks only, another shape) is not an answer: like any failure it returns
+None and the deterministic rules run instead. Only ``{"items": []}`` means "nothing worth
+remembering".
 """
 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
+from dataclasses import replace
 from typing import Any, Literal
 
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from schemas.events import RawEvent
-from topologies.facts.extract import ExtractedItem, normalise
+from topologies.facts.extract import ExtractedItem, ExtractorConfig, extract_items, normalise
+from topologies.facts.slots import cue_of
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import JsonCompleter
 from topologies.llm.guard import GuardedTask
@@ -132,26 +145,88 @@ class LLMExtractor:
             except ValidationError as exc:
                 error = str(exc).splitlines()[0]
             else:
-                return [to_item(m) for m in parsed.items]
+                return _once([to_item(m) for m in parsed.items])
         log.info("fact_extraction_invalid", tenant=event.tenant, event_id=event.id,
                  error=str(error)[:200])  # fmt: skip
         return None
 
 
+def _once(items: list[ExtractedItem]) -> list[ExtractedItem]:
+    """Each statement once (a small model repeats one item up to the cap)."""
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        key = normalise(item.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def plan_item(statement: str, config: ExtractorConfig | None = None) -> ExtractedItem:
+    """A statement of the plan as an item: the rules' identity, stance or attribute reading of
+    it when they have one, else a plain fact."""
+    text = " ".join(statement.split())
+    for item in extract_items(text, config):
+        if item.key is not None:
+            return replace(item, text=text, attrs={"extractor": "plan"})
+    return ExtractedItem(
+        text=text,
+        kind="fact",
+        revision=cue_of(text) == 2,
+        salience=0.6,
+        attrs={"extractor": "plan"},
+    )
+
+
+class PlanFacts:
+    """``FactStep``'s extractor fed by the LLM plan (``LLMPlanner.fact_sink``): the FACT
+    statements of the event's plan are its items; no call of its own. None (the rules run)
+    for an event whose plan had no facts."""
+
+    def __init__(self, max_events: int = 1024, config: ExtractorConfig | None = None) -> None:
+        self.max_events = max_events
+        self.config = config or ExtractorConfig()
+        self._statements: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
+
+    def put(self, tenant: str, event_id: str, statements: list[str]) -> None:
+        self._statements[(tenant, event_id)] = list(statements)
+        while len(self._statements) > self.max_events:
+            self._statements.popitem(last=False)
+
+    async def extract(self, event: RawEvent) -> list[ExtractedItem] | None:
+        statements = self._statements.pop((event.tenant, event.id), None)
+        if not statements:
+            return None
+        items = _once([plan_item(s, self.config) for s in statements])
+        return items[: self.config.max_items]
+
+
 def attach_llm_steps(engine: Any) -> bool:
-    """Give the engine's fact step the LLM planner's client, breaker and usage ledger, when the
-    planner has a client: the model extracts the items and decides how each revises the
-    current beliefs."""
+    """Give the engine's fact step the LLM planner's facts and its client, breaker and usage
+    ledger, when the planner has a client: the plan's facts (``facts="plan"``) or an
+    extraction call of their own (``facts="call"``) become the event's items, and the model
+    decides how an item that may revise a belief does so. ``facts="rules"``: no model."""
     from topologies.facts.llm_reconcile import LLMReconciler
 
     planner = engine.planner
     client = getattr(planner, "client", None)
     if client is None or not hasattr(client, "complete_json"):
         return False
-    engine.facts.extractor = LLMExtractor(
-        client, breaker=getattr(planner, "breaker", None), ledger=getattr(planner, "ledger", None)
-    )
-    engine.facts.judge = LLMReconciler(
-        client, breaker=getattr(planner, "breaker", None), ledger=getattr(planner, "ledger", None)
-    )
+    config = getattr(planner, "config", None)
+    source = getattr(config, "facts", "call")
+    breaker, ledger = getattr(planner, "breaker", None), getattr(planner, "ledger", None)
+    if source == "plan" and hasattr(planner, "fact_sink"):
+        sink = PlanFacts(config=engine.facts.extractor_config)
+        planner.fact_sink = sink
+        engine.facts.extractor = sink
+    elif source == "call":
+        engine.facts.extractor = LLMExtractor(client, breaker=breaker, ledger=ledger)
+    if source != "rules":
+        engine.facts.judge = LLMReconciler(
+            client,
+            breaker=breaker,
+            ledger=ledger,
+            calls_per_event=int(getattr(config, "reconcile_calls", 1)),
+        )
     return True

@@ -2,9 +2,14 @@
 
 Task ``reconcile_fact`` (:mod:`topologies.llm.prompts.reconcile_fact`) through any
 :class:`~topologies.llm.completer.JsonCompleter` (the LLM planner's client: its JSON ladder,
-retries). ``FactStep.prepare`` asks before the fold transaction, only for items that have
-candidates; :meth:`LLMReconciler.decide` returns None when the model is down, answers
-invalidly or names a candidate that was not shown, and the heuristic rules
+retries), behind the planner's circuit breaker and usage ledger (``reconcile_*`` outcomes,
+:class:`~topologies.llm.guard.GuardedTask`). ``FactStep.prepare`` asks before the fold
+transaction, only for items that have candidates. Each ask is a model call beside the plan's,
+so it is kept rare: only an item where a revision is at stake (it says something changed, it
+sets the same keyed attribute as a candidate, or a candidate says nearly the same) is asked
+about, and at most ``calls_per_event`` items per event. :meth:`LLMReconciler.decide` returns
+None when it does not ask, the breaker is open, the model answers invalidly or names a
+candidate that was not shown (a failed call raises, after booking it), and the heuristic rules
 (:func:`topologies.facts.reconcile.decide`) decide that item instead.
 """
 
@@ -16,6 +21,7 @@ import structlog
 
 from topologies.facts.extract import ExtractedItem
 from topologies.facts.reconcile import Candidate, Decision
+from topologies.facts.slots import cue_of
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import JsonCompleter
 from topologies.llm.guard import GuardedTask
@@ -38,8 +44,20 @@ def speaker_name(author: str) -> str:
     return author or "the user"
 
 
+def at_stake(item: ExtractedItem, found: list[Candidate], similar: float) -> bool:
+    """Could the item revise or repeat one of these beliefs? It says something changed or how
+    things are now, sets the same keyed attribute as a candidate, or a candidate says nearly
+    the same."""
+    if item.revision or cue_of(item.text) > 0:
+        return True
+    if item.key and any(c.head.attrs.get("key") == item.key for c in found):
+        return True
+    return any(c.similarity >= similar for c in found)
+
+
 class LLMReconciler:
-    """``FactStep``'s optional judge: ``FactStep(embedder, judge=LLMReconciler(client))``."""
+    """``FactStep``'s optional judge: ``FactStep(embedder, judge=LLMReconciler(client))``;
+    pass the planner's ``breaker`` and ``ledger`` so every LLM task shares them."""
 
     def __init__(
         self,
@@ -48,10 +66,24 @@ class LLMReconciler:
         *,
         breaker: CircuitBreaker | None = None,
         ledger: UsageLedger | None = None,
+        calls_per_event: int = 1,
+        similar: float = 0.6,
     ) -> None:
         self.client = client
         self.max_candidates = max_candidates
         self.guard = GuardedTask(client, "reconcile", breaker, ledger)
+        self.calls_per_event = calls_per_event
+        self.similar = similar
+        self._asked: tuple[str, str, int] = ("", "", 0)  # (tenant, event id, calls so far)
+
+    def _may_ask(self, tenant: str, event_id: str) -> bool:
+        asked_tenant, asked_event, calls = self._asked
+        if (asked_tenant, asked_event) != (tenant, event_id):
+            calls = 0
+        if calls >= self.calls_per_event:
+            return False
+        self._asked = (tenant, event_id, calls + 1)
+        return True
 
     async def decide(
         self,
@@ -63,7 +95,10 @@ class LLMReconciler:
     ) -> Decision | None:
         """The model's decision for one item, or None (then the heuristic decides)."""
         shown = found[: self.max_candidates]
-        if not shown:
+        if not shown or not at_stake(item, shown, self.similar):
+            return None
+        tenant, event_id = log_ctx.get("tenant", ""), log_ctx.get("event_id", "")
+        if not self._may_ask(tenant, event_id):
             return None
         candidates = [
             Statement(
@@ -74,7 +109,7 @@ class LLMReconciler:
             for c in shown
         ]
         messages = build_messages(Statement(item.text, speaker_name(author), when), candidates)
-        usage = self.guard.usage(log_ctx.get("tenant", ""), log_ctx.get("event_id", ""))
+        usage = self.guard.usage(tenant, event_id)
         reply = await self.guard.call(usage, messages, TASK, schema(), log_ctx)
         if reply is None:
             return None

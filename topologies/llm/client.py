@@ -1,13 +1,21 @@
 """The model client: one JSON object per request, over any OpenAI-compatible server.
 
-- Structured-output ladder: ``json_schema`` (strict) -> ``json_object`` -> plain text with
-  the JSON object extracted; a 400/422 on a rung moves one rung down. The rung that worked
-  is remembered per endpoint (:class:`CapabilityMemory`), so later calls start there.
-- Retries: 429, 5xx, timeouts and connection errors are retried with jittered exponential
-  backoff; a Retry-After (or retry-after-ms) header is respected, and one longer than
+- Structured-output ladder: ``json_schema`` (strict) -> ``json_object_schema``
+  (``{"type": "json_object", "schema": ...}``, grammar-constrained on llama.cpp servers) ->
+  ``json_object`` -> plain text with the JSON object extracted; a refused ``response_format``
+  moves one rung down. The rung that worked is remembered per endpoint
+  (:class:`CapabilityMemory`), so later calls start there.
+- Timeouts (``ServerPolicy``, by server kind): one deadline per request, from sending it to
+  the last token. A streamed request that misses it is cancelled by closing the stream (the
+  server stops generating); a timed-out request is sent again only when the policy allows
+  it (not to a single-request local server, which would queue the retry behind the request
+  it is still computing).
+- Retries: 429, 5xx and connection errors are retried with jittered exponential backoff; a
+  Retry-After (or retry-after-ms) header is respected, and one longer than
   ``retry_after_max_s`` ends the attempt at once (the caller falls back instead of blocking).
 - Concurrency: at most ``concurrency`` requests in flight (the semaphore is held only during
   a request, not while backing off).
+- A reply cut at ``max_output_tokens`` comes back with ``truncated`` set.
 """
 
 from __future__ import annotations
@@ -84,6 +92,8 @@ class LLMReply:
     estimated: bool = False  # usage missing from the reply: estimated from characters
     attempts: int = 1
     error: str | None = None  # set when the text held no JSON object (data is then {})
+    truncated: bool = False  # the reply stopped at max_output_tokens (finish_reason=length)
+    seconds: float = 0.0  # the successful request, from sending to the last token
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -128,14 +138,18 @@ class LLMClient:
         capabilities: CapabilityMemory | None = None,
         http_client: Any | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
+        self.policy = config.policy
         self.capabilities = capabilities or shared_capabilities()
         self._http_client = http_client
         self._sleep = sleep
+        self._clock = clock
         self._client: openai.AsyncOpenAI | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self.requests = 0  # HTTP requests sent (all attempts)
+        self.cancelled = 0  # streamed requests closed at their deadline
 
     # ------------------------------------------------------------------ setup
     @property
@@ -143,7 +157,7 @@ class LLMClient:
         if self._client is None:
             kwargs: dict[str, Any] = {
                 "api_key": self.config.key() or "sk-no-key",
-                "timeout": self.config.timeout_s,
+                "timeout": self.policy.timeout_s,
                 "max_retries": 0,  # retries are ours: jitter, Retry-After, breaker
             }
             if self.config.base_url:
@@ -156,7 +170,7 @@ class LLMClient:
     @property
     def semaphore(self) -> asyncio.Semaphore:
         if self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self.config.concurrency)
+            self._semaphore = asyncio.Semaphore(self.policy.concurrency)
         return self._semaphore
 
     async def aclose(self) -> None:
@@ -170,15 +184,25 @@ class LLMClient:
         return self.capabilities.get(self.config.endpoint) or LADDER[0]
 
     @staticmethod
-    def _response_format(mode: StructuredMode, name: str, schema: dict[str, Any]) -> Any:
+    def _response_format(
+        mode: StructuredMode, name: str, schema: dict[str, Any], grammar: dict[str, Any]
+    ) -> Any:
         if mode == "json_schema":
             return {
                 "type": "json_schema",
                 "json_schema": {"name": name, "strict": True, "schema": schema},
             }
+        if mode == "json_object_schema":
+            return {"type": "json_object", "schema": grammar}
         if mode == "json_object":
             return {"type": "json_object"}
         return openai.NOT_GIVEN
+
+    def _step_down(self, mode: StructuredMode) -> StructuredMode | None:
+        lower = LADDER.index(mode) + 1
+        if self.config.structured_output == "auto" and lower < len(LADDER):
+            return LADDER[lower]
+        return None
 
     # ------------------------------------------------------------------- call
     async def complete_json(
@@ -187,51 +211,44 @@ class LLMClient:
         schema_name: str,
         schema: dict[str, Any],
         log_ctx: dict[str, Any] | None = None,
+        grammar_schema: dict[str, Any] | None = None,
     ) -> LLMReply:
-        """One completion parsed to a JSON object. Raises TransientLLMError when retries are
-        exhausted, LLMError on errors retrying will not fix. A reply without JSON comes back
-        with ``error`` set (the caller may run a repair round)."""
+        """One completion parsed to a JSON object. ``schema`` goes to servers that take a
+        strict ``json_schema``; ``grammar_schema`` (default ``schema``) to servers that take
+        ``{"type": "json_object", "schema": ...}`` (it may be stricter: no strict-mode rules).
+        Raises TransientLLMError when retries are exhausted (or a request timed out that may
+        not be sent again), LLMError on errors retrying will not fix. A reply without JSON
+        comes back with ``error`` set (the caller may run a repair round)."""
         ctx = log_ctx or {}
         mode = self._first_mode()
+        grammar = grammar_schema or schema
         transient_attempts = 0
         attempts = 0
         while True:
             attempts += 1
+            response_format = self._response_format(mode, schema_name, schema, grammar)
             try:
                 async with self.semaphore:
                     self.requests += 1
-                    response = await self.client.chat.completions.create(
-                        model=self.config.model,
-                        messages=messages,  # type: ignore[arg-type]
-                        temperature=self.config.temperature,
-                        max_tokens=self.config.max_output_tokens,
-                        response_format=self._response_format(mode, schema_name, schema),
-                    )
+                    started = self._clock()
+                    text, finish, usage = await self._request(messages, response_format, ctx)
+                    seconds = self._clock() - started
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                lower = LADDER.index(mode) + 1
-                if self.config.structured_output == "auto" and lower < len(LADDER):
-                    log.info(
-                        "llm_format_rejected",
-                        mode=mode,
-                        next=LADDER[lower],
-                        status=exc.status_code,
-                        **ctx,
-                    )
-                    mode = LADDER[lower]
+                lower = self._step_down(mode)
+                if lower is not None:
+                    log.info("llm_format_rejected", mode=mode, next=lower,
+                             status=exc.status_code, **ctx)  # fmt: skip
+                    mode = lower
                     continue
                 raise LLMError(f"the model server rejected the request: {exc}") from exc
             except openai.APIStatusError as exc:
-                lower = LADDER.index(mode) + 1
-                if (
-                    self.config.structured_output == "auto"
-                    and lower < len(LADDER)
-                    and _rejects_format(exc)
-                ):
+                lower = self._step_down(mode)
+                if lower is not None and _rejects_format(exc):
                     # some servers (llama-cpp-python) answer an unknown response_format with
                     # a 500 validation error instead of a 400: that is a capability, not an outage
-                    log.info("llm_format_rejected", mode=mode, next=LADDER[lower],
+                    log.info("llm_format_rejected", mode=mode, next=lower,
                              status=exc.status_code, **ctx)  # fmt: skip
-                    mode = LADDER[lower]
+                    mode = lower
                     continue
                 if exc.status_code == 429 or exc.status_code >= 500:
                     transient_attempts += 1
@@ -240,19 +257,75 @@ class LLMClient:
                     )
                     continue
                 raise LLMError(f"HTTP {exc.status_code} from the model server: {exc}") from exc
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            except (openai.APITimeoutError, TimeoutError) as exc:
+                if not self.policy.retry_timeouts:
+                    log.warning("llm_timeout", timeout_s=self.policy.timeout_s,
+                                retried=False, **ctx)  # fmt: skip
+                    raise TransientLLMError(
+                        f"no reply within {self.policy.timeout_s:g}s (not retried: the "
+                        f"{self.policy.kind} server computes one request at a time)"
+                    ) from exc
+                transient_attempts += 1
+                await self._backoff(transient_attempts, "timeout", None, ctx)
+                continue
+            except openai.APIConnectionError as exc:
                 transient_attempts += 1
                 await self._backoff(transient_attempts, type(exc).__name__, None, ctx)
                 continue
             if self.config.structured_output == "auto":
                 self.capabilities.remember(self.config.endpoint, mode)
-            return self._reply(response, messages, mode, attempts)
+            return self._reply(text, finish, usage, messages, mode, attempts, seconds)
+
+    async def _request(
+        self, messages: list[Message], response_format: Any, ctx: dict[str, Any]
+    ) -> tuple[str, str | None, Any]:
+        """(content, finish_reason, usage) of one request within the policy's deadline."""
+        kwargs: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_output_tokens,
+            "response_format": response_format,
+        }
+        if not self.policy.stream:
+            response = await self.client.chat.completions.create(**kwargs)
+            text, finish = "", None
+            if response.choices:
+                text = response.choices[0].message.content or ""
+                finish = response.choices[0].finish_reason
+            return text, finish, getattr(response, "usage", None)
+        parts: list[str] = []
+        finish, usage, chunks = None, None, 0
+        stream: Any = None
+        try:
+            async with asyncio.timeout(self.policy.timeout_s):
+                stream = await self.client.chat.completions.create(
+                    **kwargs, stream=True, stream_options={"include_usage": True}
+                )
+                async for chunk in stream:
+                    usage = getattr(chunk, "usage", None) or usage
+                    for choice in chunk.choices or ():
+                        if choice.delta is not None and choice.delta.content:
+                            parts.append(choice.delta.content)
+                            chunks += 1
+                        finish = choice.finish_reason or finish
+        except TimeoutError:
+            self.cancelled += 1
+            log.warning("llm_stream_cancelled", timeout_s=self.policy.timeout_s,
+                        tokens_so_far=chunks, **ctx)  # fmt: skip
+            raise
+        finally:
+            if stream is not None:
+                await stream.close()  # closing the connection tells the server to stop
+        if usage is None:
+            usage = _StreamUsage(None, chunks)
+        return "".join(parts), finish, usage
 
     async def _backoff(
         self, attempt: int, reason: str, retry_after: float | None, ctx: dict[str, Any]
     ) -> None:
         cfg = self.config
-        if attempt > cfg.max_retries:
+        if attempt > self.policy.max_retries:
             raise TransientLLMError(f"{reason} after {attempt} attempts")
         if retry_after is not None:
             if retry_after > cfg.retry_after_max_s:
@@ -274,24 +347,36 @@ class LLMClient:
         await self._sleep(delay)
 
     def _reply(
-        self, response: Any, messages: list[Message], mode: StructuredMode, attempts: int
+        self,
+        text: str,
+        finish: str | None,
+        usage: Any,
+        messages: list[Message],
+        mode: StructuredMode,
+        attempts: int,
+        seconds: float,
     ) -> LLMReply:
-        text = ""
-        if response.choices:
-            text = response.choices[0].message.content or ""
-        usage = getattr(response, "usage", None)
         prompt_tokens = getattr(usage, "prompt_tokens", None)
+        completion_tokens = getattr(usage, "completion_tokens", None)
         estimated = prompt_tokens is None
-        if prompt_tokens is None:
-            tokens_in = _estimate_tokens(sum(len(m["content"]) for m in messages))
-            tokens_out = _estimate_tokens(len(text))
-        else:
-            tokens_in = int(prompt_tokens)
-            tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        tokens_in = (
+            int(prompt_tokens)
+            if prompt_tokens is not None
+            else _estimate_tokens(sum(len(m["content"]) for m in messages))
+        )
+        tokens_out = (
+            int(completion_tokens) if completion_tokens is not None else _estimate_tokens(len(text))
+        )
         try:
             data, error = extract_json_object(text), None
         except LLMError as exc:
             data, error = {}, str(exc)
+        truncated = finish == "length"
+        if truncated and error is not None:
+            error = (
+                f"the reply stopped at the limit of {self.config.max_output_tokens} tokens "
+                f"before the JSON object was complete ({error})"
+            )
         return LLMReply(
             data=data,
             text=text,
@@ -301,4 +386,14 @@ class LLMClient:
             estimated=estimated,
             attempts=attempts,
             error=error,
+            truncated=truncated,
+            seconds=seconds,
         )
+
+
+@dataclass(frozen=True)
+class _StreamUsage:
+    """What a stream without a usage chunk tells: the content chunks (about one token each)."""
+
+    prompt_tokens: int | None
+    completion_tokens: int

@@ -37,6 +37,7 @@ def build_planner(
     ``fallback``. ``ledger`` lets the runtime share (and persist) one UsageLedger."""
     global _said_disabled
     config = LLMConfig.from_settings(settings_or_config)
+    config = config.model_copy(update={"concept_similarity": engine_config.assign_similarity})
     if not config.enabled:
         if not _said_disabled:
             log.info("llm_disabled", reason=DISABLED_REASON)

@@ -5,6 +5,12 @@ Queue replies with :meth:`FakeOpenAI.push` (a status, content, headers, delay ea
 queue is empty, ``handler`` (default :func:`default_plan_reply`: a valid plan for the event)
 answers. Every request body is kept in ``requests``. Needs ``aiohttp`` (a dev dependency);
 import this module only from tests and benchmarks.
+
+Like a local llama.cpp server it can compute one request at a time (``one_at_a_time``: the
+others queue), keep computing a non-streamed request its client abandoned (counted in
+``wasted``), stop a streamed one when the client closes the stream (``cancelled``), stream
+replies as server-sent events (``"stream": true``), and cut a reply at the request's
+``max_tokens`` (4 characters a token) with ``finish_reason: "length"``.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from typing import Any
 from aiohttp import web
 
 _EVENT = re.compile(r"<event_data>\s*(\{.*?\})\s*</event_data>", re.DOTALL)
-_RELATED = re.compile(r"^(R\d+) CONCEPT .* sim=([0-9.]+)$", re.MULTILINE)
+_CONCEPT = re.compile(r"^(C\d+) CONCEPT .* sim=([0-9.]+)$", re.MULTILINE)
+CHARS_PER_TOKEN = 4
 
 
 @dataclass
@@ -32,6 +39,7 @@ class Reply:
     delay: float = 0.0  # seconds before answering (a timeout when above the client's)
     error: str = "fake error"
     usage: bool = True  # False: omit the usage field (some local servers do)
+    finish_reason: str = "stop"
 
 
 def event_of(body: dict[str, Any]) -> dict[str, Any]:
@@ -47,7 +55,7 @@ def default_plan_reply(body: dict[str, Any]) -> Reply:
     """Reinforce a related concept when one is close, else a new concept grounded by E."""
     event = event_of(body)
     prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
-    related = [(sid, float(sim)) for sid, sim in _RELATED.findall(prompt)]
+    related = [(sid, float(sim)) for sid, sim in _CONCEPT.findall(prompt)]
     if related and max(sim for _, sim in related) >= 0.5:
         best = max(related, key=lambda r: r[1])[0]
         ops: list[dict[str, Any]] = [
@@ -90,15 +98,21 @@ class FakeOpenAI:
         handler: Callable[[dict[str, Any]], Reply] = default_plan_reply,
         reject_json_schema: bool = False,
         latency: float = 0.0,
+        one_at_a_time: bool = False,
     ) -> None:
         self.handler = handler
         self.reject_json_schema = reject_json_schema
         self.reject_status = 400  # llama-cpp-python answers 500 with a validation error
         self.latency = latency
+        self.one_at_a_time = one_at_a_time
         self.script: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.cancelled = 0  # streamed requests stopped because the client closed the stream
+        self.wasted = 0  # non-streamed requests computed to the end for a client that left
+        self.skipped = 0  # queued requests whose client left before their turn
+        self._busy = asyncio.Lock()
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
         self.port = 0
@@ -139,29 +153,82 @@ class FakeOpenAI:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    async def _completions(self, request: web.Request) -> web.Response:
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        fmt = (body.get("response_format") or {}).get("type")
+        if self.reject_json_schema and fmt == "json_schema":
+            return self._error(
+                self.reject_status,
+                "1 validation error: ('body', 'response_format', 'type') literal_error: "
+                "Input should be 'text' or 'json_object' (json_schema is not supported)",
+            )
+        reply = self.script.popleft() if self.script else self.handler(body)
+        turn = self._busy if self.one_at_a_time else contextlib.nullcontext()
+        async with turn:
+            if _gone(request):  # the client left while queued (llama.cpp checks this too)
+                self.skipped += 1
+                return self._error(400, "Client closed request")
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                if reply.status != 200:
+                    await self._compute(reply.delay + self.latency)
+                    return self._error(reply.status, reply.error, reply.headers)
+                content, finish = _capped(reply, body)
+                if body.get("stream"):
+                    return await self._stream(request, body, reply, content, finish)
+                await self._compute(reply.delay + self.latency)
+                if _gone(request):
+                    self.wasted += 1
+                return self._ok(body, reply, content, finish)
+            finally:
+                self.in_flight -= 1
+
+    async def _compute(self, seconds: float) -> None:
+        """A slow model; wakes early when the server stops (fast teardown)."""
+        if seconds > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), timeout=seconds)
+
+    async def _stream(
+        self, request: web.Request, body: dict[str, Any], reply: Reply, content: str, finish: str
+    ) -> web.StreamResponse:
+        """Server-sent events, one chunk per token; stops when the client closes the stream."""
+        headers = {"Content-Type": "text/event-stream", **reply.headers}
+        response = web.StreamResponse(headers=headers)
+        await response.prepare(request)
+        pieces = [content[i : i + CHARS_PER_TOKEN] for i in range(0, len(content), CHARS_PER_TOKEN)]
+        pause = (reply.delay + self.latency) / max(1, len(pieces))
+        model = body.get("model", "fake")
         try:
-            fmt = (body.get("response_format") or {}).get("type")
-            if self.reject_json_schema and fmt == "json_schema":
-                return self._error(
-                    self.reject_status,
-                    "1 validation error: ('body', 'response_format', 'type') literal_error: "
-                    "Input should be 'text' or 'json_object' (json_schema is not supported)",
-                )
-            reply = self.script.popleft() if self.script else self.handler(body)
-            delay = reply.delay + self.latency
-            if delay:  # a slow model; wakes early when the server stops (fast teardown)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._closing.wait(), timeout=delay)
-            if reply.status != 200:
-                return self._error(reply.status, reply.error, reply.headers)
-            return self._ok(body, reply)
-        finally:
-            self.in_flight -= 1
+            for index, piece in enumerate(pieces or [""]):
+                await self._compute(pause)
+                last = index == len(pieces) - 1 or not pieces
+                chunk = {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {"role": "assistant", "content": piece},
+                            "finish_reason": finish if last else None,
+                        }
+                    ],
+                }
+                await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            include_usage = (body.get("stream_options") or {}).get("include_usage")
+            if reply.usage and include_usage:
+                usage = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+                         "model": model, "choices": [], "usage": _usage(body, content)}  # fmt: skip
+                await response.write(f"data: {json.dumps(usage)}\n\n".encode())
+            await response.write(b"data: [DONE]\n\n")
+        except (ConnectionResetError, ConnectionError):
+            self.cancelled += 1
+            return response
+        return response
 
     @staticmethod
     def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
@@ -169,9 +236,7 @@ class FakeOpenAI:
         return web.json_response(payload, status=status, headers=headers or {})
 
     @staticmethod
-    def _ok(body: dict[str, Any], reply: Reply) -> web.Response:
-        content = reply.content or ""
-        prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+    def _ok(body: dict[str, Any], reply: Reply, content: str, finish: str) -> web.Response:
         payload: dict[str, Any] = {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
@@ -180,16 +245,33 @@ class FakeOpenAI:
             "choices": [
                 {
                     "index": 0,
-                    "finish_reason": "stop",
+                    "finish_reason": finish,
                     "message": {"role": "assistant", "content": content},
                 }
             ],
         }
         if reply.usage:
-            tokens_in, tokens_out = max(1, prompt_chars // 4), max(1, len(content) // 4)
-            payload["usage"] = {
-                "prompt_tokens": tokens_in,
-                "completion_tokens": tokens_out,
-                "total_tokens": tokens_in + tokens_out,
-            }
+            payload["usage"] = _usage(body, content)
         return web.json_response(payload, headers=reply.headers)
+
+
+def _gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+def _capped(reply: Reply, body: dict[str, Any]) -> tuple[str, str]:
+    """The reply's content cut at the request's max_tokens, and its finish reason."""
+    content = reply.content or ""
+    limit = body.get("max_tokens")
+    if isinstance(limit, int) and len(content) > limit * CHARS_PER_TOKEN:
+        return content[: limit * CHARS_PER_TOKEN], "length"
+    return content, reply.finish_reason
+
+
+def _usage(body: dict[str, Any], content: str) -> dict[str, int]:
+    prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+    tokens_in = max(1, prompt_chars // CHARS_PER_TOKEN)
+    tokens_out = max(1, len(content) // CHARS_PER_TOKEN)
+    return {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
+            "total_tokens": tokens_in + tokens_out}  # fmt: skip

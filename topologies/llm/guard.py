@@ -61,6 +61,7 @@ class GuardedTask:
         usage.tokens_out = int(getattr(reply, "tokens_out", 0))
         if getattr(reply, "estimated", False):
             usage.extra["estimated_calls"] = 1
+        usage.extra["seconds"] = float(getattr(reply, "seconds", 0.0))
         return reply
 
     def book(self, usage: EventUsage, outcome: str) -> None:

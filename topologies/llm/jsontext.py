@@ -74,7 +74,7 @@ def extract_json_object(text: str | None) -> dict[str, Any]:
     first_error = ""
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
+            value = json.loads(candidate, strict=False)  # raw newlines in strings
         except ValueError as exc:
             first_error = first_error or f"{exc}"
             continue
@@ -82,3 +82,34 @@ def extract_json_object(text: str | None) -> dict[str, Any]:
             return value
         first_error = first_error or f"expected a JSON object, got {type(value).__name__}"
     raise ReplyFormatError(f"no JSON object in the reply ({first_error or 'nothing found'})")
+
+
+_NOTES = re.compile(r'"notes"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_OPS = re.compile(r'"ops"\s*:\s*\[')
+
+
+def complete_ops_prefix(text: str | None) -> dict[str, Any] | None:
+    """The complete ops of a plan reply cut short (at the token limit, in a repetition loop):
+    ``{"notes": ..., "ops": [every op object that closed]}``, or None when none did."""
+    if not text:
+        return None
+    cleaned = strip_reasoning(text)
+    match = _OPS.search(cleaned)
+    if match is None:
+        return None
+    ops: list[Any] = []
+    for span in _balanced_objects(cleaned[match.end() :]):
+        try:
+            value = json.loads(span, strict=False)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            ops.append(value)
+    if not ops:
+        return None
+    notes = _NOTES.search(cleaned)
+    try:
+        note = json.loads(f'"{notes.group(1)}"', strict=False) if notes else ""
+    except ValueError:
+        note = ""
+    return {"notes": note, "ops": ops}

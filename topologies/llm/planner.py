@@ -5,28 +5,46 @@ Per event, in order:
    normalised text): the reinforcement plan the duplicate's concepts got, no call;
 2. the tenant's daily token budget is spent, or the circuit breaker is open: the heuristic
    planner's plan, no call;
-3. one call (structured-output ladder, retries); the reply is mapped back from short ids,
-   parsed into UpdatePlan and checked by the validator (``PlanExecutor.validate``);
-4. on a parse/validation failure, ``repair_rounds`` (default 1) repair round(s) showing the
-   model its error; still invalid: the heuristic planner's plan;
-5. the call failed (retries exhausted, 4xx): breaker failure, the heuristic planner's plan.
-Without a heuristic planner, steps 2, 4 and 5 raise LLMError and the engine's fallback runs.
-Safe to call concurrently for different tenants; it never mutates memory.
+3. one call (structured-output ladder, the server kind's timeout policy); the reply is mapped
+   back from short ids and its slips fixed or dropped (:mod:`topologies.llm.reply_plan`),
+   the names checked (:mod:`topologies.llm.names`), and what is left validated op by op
+   (``PlanExecutor.validate``): an op the validator refuses is dropped, the rest kept;
+4. no usable op (no JSON, nothing valid): ``repair_rounds`` (default 1) repair round(s)
+   showing the model its error; still nothing: the heuristic planner's plan;
+5. the model answered no ops: accepted only when its notes say why and the heuristic planner
+   has nothing to do either, else the heuristic plan (an empty plan is no grounding);
+6. the call failed (timeout, retries exhausted, 4xx): breaker failure, the heuristic plan.
+With a fact sink attached (``facts="plan"``), the plan's new FACT nodes go to the facts layer
+instead of the executor: the event's facts come from the same call.
+Every event is booked in the usage ledger with its outcome, calls and tokens. Without a
+heuristic planner, the fallbacks raise LLMError and the engine's fallback runs. Safe to call
+concurrently for different tenants; it never mutates memory.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import structlog
 
 from schemas.errors import LLMError, PlanRejectedError
 from schemas.graph import EdgeKind, NodeKind
-from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
+from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, UpdateNode, UpdatePlan
+from topologies.llm import names
 from topologies.llm.breaker import CircuitBreaker
-from topologies.llm.client import CapabilityMemory, LLMClient
+from topologies.llm.client import CapabilityMemory, LLMClient, LLMReply
 from topologies.llm.config import LLMConfig
+from topologies.llm.jsontext import complete_ops_prefix
 from topologies.llm.prompts import plan_update, repair
+from topologies.llm.reply_plan import (
+    BOUND,
+    Converted,
+    convert,
+    drop_op,
+    fact_ops,
+    rule_structure,
+)
 from topologies.llm.usage import EventUsage, UsageLedger
 from topologies.memory import TenantMemory
 from topologies.naming import Namer
@@ -49,11 +67,35 @@ class Validator(Protocol):
     ) -> None: ...
 
 
+class FactSink(Protocol):
+    """Where the plan's FACT statements go (the facts layer's plan-fed extractor)."""
+
+    def put(self, tenant: str, event_id: str, statements: list[str]) -> None: ...
+
+
 _EVIDENCE = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
+
+
+class OneEventIntentError(PlanRejectedError):
+    """A new intent resting on evidence the event itself supplies: refused with its plan."""
 
 
 def normalise_text(text: str) -> str:
     return " ".join(text.casefold().split())
+
+
+@dataclass
+class Checked:
+    """One reply, checked: the plan (None when nothing usable), the error for a repair round."""
+
+    plan: UpdatePlan | None
+    error: str | None = None
+    converted: Converted | None = None
+    dropped: list[str] = field(default_factory=list)
+
+    @property
+    def empty_reply(self) -> bool:
+        return self.converted is not None and self.converted.empty_reply
 
 
 class LLMPlanner:
@@ -79,6 +121,7 @@ class LLMPlanner:
         self.ledger = ledger or UsageLedger(daily_token_budget=config.daily_token_budget)
         self.breaker = breaker or CircuitBreaker(config.breaker_failures, config.breaker_reset_s)
         self.client = client or LLMClient(config, capabilities, http_client=http_client)
+        self.fact_sink: FactSink | None = None  # set by topologies.facts.llm_extract
 
     # --------------------------------------------------------------- protocol
     async def plan(self, request: PlanRequest) -> UpdatePlan:
@@ -123,39 +166,62 @@ class LLMPlanner:
         return plan
 
     # ------------------------------------------------------------------ model
+    async def _call(
+        self,
+        messages: list[dict[str, str]],
+        grammar: dict[str, Any],
+        usage: EventUsage,
+        ctx: dict[str, Any],
+    ) -> LLMReply:
+        reply = await self.client.complete_json(
+            messages, plan_update.TASK, plan_update.strict_schema(), ctx, grammar_schema=grammar
+        )
+        self.breaker.record_success()
+        self._charge(usage, reply)
+        return reply
+
     async def _plan_with_model(self, request: PlanRequest, usage: EventUsage) -> UpdatePlan | None:
         ctx = {"tenant": usage.tenant, "event_id": usage.event_id}
         messages, ids = plan_update.build_messages(request, self.config)
         request.consulted.update(ids.short_to_node.values())  # what the model was shown
-        reply = await self.client.complete_json(
-            messages, plan_update.TASK, plan_update.RESPONSE_SCHEMA, ctx
-        )
-        self.breaker.record_success()
-        self._charge(usage, reply.tokens_in, reply.tokens_out, reply.estimated)
-        plan, error = self._check(request, reply.data, reply.error, ids)
+        close = ids.close_concepts(self.config.concept_similarity)
+        grammar = plan_update.grammar_schema(ids, self.config.max_plan_ops, close)
+        reply = await self._call(messages, grammar, usage, ctx)
+        checked = self._check(request, reply, ids, close)
         rounds = 0
-        while plan is None and rounds < self.config.repair_rounds:
-            if self.ledger.over_budget(usage.tenant):
-                break
+        while (
+            checked.plan is None
+            and not checked.empty_reply
+            and rounds < self.config.repair_rounds
+            and not self.ledger.over_budget(usage.tenant)
+        ):
             rounds += 1
-            assert error is not None
-            log.info("llm_repair", error=error[:300], round=rounds, **ctx)
-            repair_messages = repair.build_repair_messages(messages, reply.text, error)
-            reply = await self.client.complete_json(
-                repair_messages, plan_update.TASK, plan_update.RESPONSE_SCHEMA, ctx
-            )
-            self._charge(usage, reply.tokens_in, reply.tokens_out, reply.estimated)
-            plan, error = self._check(request, reply.data, reply.error, ids)
+            assert checked.error is not None
+            log.info("llm_repair", error=checked.error[:300], round=rounds, **ctx)
+            repair_messages = repair.build_repair_messages(messages, reply.text, checked.error)
+            reply = await self._call(repair_messages, grammar, usage, ctx)
+            checked = self._check(request, reply, ids, close)
         usage.extra["mode"] = reply.mode
-        if plan is None:
+        if checked.dropped:
+            usage.extra["ops_dropped"] = len(checked.dropped)
+            usage.extra["dropped"] = checked.dropped[:6]
+        if checked.converted is not None and checked.converted.fixes:
+            usage.extra["fixes"] = checked.converted.fixes[:6]
+        if checked.empty_reply and checked.plan is not None:
+            return await self._empty(request, usage, checked)
+        if checked.plan is None:
             usage.outcome = "fallback_invalid"
-            usage.extra["error"] = error or "invalid plan"
-            log.warning("llm_plan_invalid", error=(error or "")[:300], rounds=rounds, **ctx)
+            usage.extra["error"] = checked.error or "invalid plan"
+            log.warning("llm_plan_invalid", error=(checked.error or "")[:300], rounds=rounds,
+                        **ctx)  # fmt: skip
             return None
         usage.outcome = "llm" if rounds == 0 else "repaired"
+        plan = self._send_facts(request, checked.plan, usage)
+        plan = await self._with_rule_structure(request, plan, usage)
         log.info(
             "llm_planned",
             ops=len(plan.ops),
+            dropped=len(checked.dropped),
             rounds=rounds,
             mode=reply.mode,
             tokens_in=usage.tokens_in,
@@ -164,76 +230,226 @@ class LLMPlanner:
         )
         return plan
 
-    def _charge(self, usage: EventUsage, tokens_in: int, tokens_out: int, estimated: bool) -> None:
+    async def _empty(
+        self, request: PlanRequest, usage: EventUsage, checked: Checked
+    ) -> UpdatePlan | None:
+        """The model answered no ops: kept when it said why and the heuristic planner finds
+        nothing to do either; otherwise the heuristic plan (outcome ``fallback_empty``)."""
+        assert checked.plan is not None
+        notes = checked.converted.notes if checked.converted is not None else ""
+        if self.heuristic is None:
+            if notes:
+                usage.outcome = "llm_empty"
+                return checked.plan
+            usage.outcome = "fallback_empty"
+            usage.extra["error"] = "the model planned nothing and gave no reason"
+            return None
+        heuristic = await self.heuristic.plan(request)
+        if notes and not heuristic.ops:
+            usage.outcome = "llm_empty"
+            log.info("llm_planned_nothing", notes=notes[:200], tenant=usage.tenant,
+                     event_id=usage.event_id)  # fmt: skip
+            return checked.plan
+        usage.outcome = "fallback_empty"
+        reason = (
+            "the model planned nothing and gave no reason"
+            if not notes
+            else f"the model planned nothing ({notes[:120]}) but the heuristic planner has "
+            f"{len(heuristic.ops)} op(s)"
+        )
+        usage.extra["error"] = reason
+        log.info("llm_plan_empty", reason=reason, tenant=usage.tenant, event_id=usage.event_id)
+        return self._noted(heuristic, reason)
+
+    def _charge(self, usage: EventUsage, reply: LLMReply) -> None:
         usage.calls += 1
-        usage.tokens_in += tokens_in
-        usage.tokens_out += tokens_out
-        if estimated:
+        usage.tokens_in += reply.tokens_in
+        usage.tokens_out += reply.tokens_out
+        usage.extra["seconds"] = round(float(usage.extra.get("seconds", 0.0)) + reply.seconds, 3)
+        if reply.estimated:
             usage.extra["estimated_calls"] = int(usage.extra.get("estimated_calls", 0)) + 1
+        if reply.truncated:
+            usage.extra["truncated"] = int(usage.extra.get("truncated", 0)) + 1
 
     def _check(
+        self, request: PlanRequest, reply: LLMReply, ids: plan_update.IdMap, close: list[str]
+    ) -> Checked:
+        """Map, fix and validate one reply; ops the validator refuses are dropped."""
+        data, error = reply.data, reply.error
+        if error is not None:
+            salvaged = complete_ops_prefix(reply.text)  # a reply cut at the token limit
+            if salvaged is None:
+                return Checked(None, error)
+            data = salvaged
+        try:
+            event = request.event
+            converted = convert(
+                data,
+                ids,
+                self.name,
+                self.config.max_plan_ops,
+                request.now.tzinfo,
+                f"{event.title}\n{event.body}",
+                close,
+            )
+        except PlanRejectedError as exc:
+            return Checked(None, str(exc))
+        if converted.refused:
+            return Checked(None, "; ".join(converted.refused[:4]), converted)
+        dropped = list(converted.dropped)
+        plan = self._checked_names(request, converted.plan, dropped, ids)
+        plan, refusal = self._validated(request, plan, dropped, ids)
+        if refusal is not None:
+            return Checked(None, refusal, converted, dropped)
+        if dropped:
+            log.info("llm_ops_dropped", dropped=dropped[:8], kept=len(plan.ops),
+                     tenant=request.event.tenant, event_id=request.event.id)  # fmt: skip
+        if not plan.ops and not converted.empty_reply:
+            reasons = "; ".join(dropped[:6]) or "no valid op"
+            return Checked(None, f"no op of the reply could be used: {reasons}", converted, dropped)
+        return Checked(plan, None, converted, dropped)
+
+    def _validated(
         self,
         request: PlanRequest,
-        data: dict[str, Any],
-        format_error: str | None,
+        plan: UpdatePlan,
+        dropped: list[str],
         ids: plan_update.IdMap,
-    ) -> tuple[UpdatePlan | None, str | None]:
-        if format_error is not None:
-            return None, format_error
-        try:
-            plan = self._checked_names(
-                request, plan_update.to_update_plan(data, ids, planner=self.name)
-            )
-            self._guard_intents(request, plan)
-            self._validate(request, plan)
-        except PlanRejectedError as exc:
-            return None, ids.to_short(str(exc))
-        return plan, None
+    ) -> tuple[UpdatePlan, str | None]:
+        """Validate; drop each op the validator refuses as a slip (and the ops naming its new
+        node). Returns the plan left and, when an op breaks a bound of one event's plan (or
+        makes an intent of one event's evidence), the refusal: then none of it is used. A
+        rename or merge of concepts beyond the bounds (titles too far apart) is a slip of a
+        small model, not an attack on what the user acts upon: that op is dropped."""
+        for _ in range(len(plan.ops) + 1):
+            try:
+                self._guard_intents(request, plan)
+                self._validate(request, plan)
+                return plan, None
+            except PlanRejectedError as exc:
+                reason = ids.to_short(str(exc))
+                index = exc.op_index
+                if index is None or not 0 <= index < len(plan.ops):
+                    return plan, reason
+                if isinstance(exc, OneEventIntentError) or (
+                    BOUND in reason and not _concept_edit(request, plan.ops[index])
+                ):
+                    return plan, reason
+                dropped.append(reason)
+                plan = drop_op(plan, index)
+        return plan.model_copy(update={"ops": []}), None
 
-    def _checked_names(self, request: PlanRequest, plan: UpdatePlan) -> UpdatePlan:
-        """The model's concept labels and intent titles pass the heuristic's checks (a label
-        is a short noun phrase, a title an action and its object) or give way to the
-        heuristic's name for the same evidence; a failing rename is dropped."""
-        if self.namer is None:
+    def _send_facts(self, request: PlanRequest, plan: UpdatePlan, usage: EventUsage) -> UpdatePlan:
+        """With a fact sink, the plan's FACT nodes become the event's fact items."""
+        if self.fact_sink is None or self.config.facts != "plan":
             return plan
-        ops = [self._checked_name(request, plan, op) for op in plan.ops]
-        return plan.model_copy(update={"ops": ops})
+        rest, facts = fact_ops(plan)
+        if not facts:
+            return plan
+        try:
+            self._validate(request, rest)
+        except PlanRejectedError:
+            return plan  # the plan needs its facts (an intent's evidence): keep them as nodes
+        statements = [op.title if not op.text else f"{op.title}. {op.text}" for op in facts]
+        self.fact_sink.put(request.event.tenant, request.event.id, statements)
+        usage.extra["facts"] = len(statements)
+        return rest
 
-    def _checked_name(self, request: PlanRequest, plan: UpdatePlan, op: PlanOp) -> PlanOp:
-        assert self.namer is not None
-        memory, graph = request.memory, request.memory.graph
+    async def _with_rule_structure(
+        self, request: PlanRequest, plan: UpdatePlan, usage: EventUsage
+    ) -> UpdatePlan:
+        """The model's plan plus the heuristic planner's dates and event links (no call); when
+        the model's plan gives the event no concept, the heuristic's concept too."""
+        if not self.config.rule_structure or self.heuristic is None:
+            return plan
+        graph = request.memory.graph
+
+        def kind_of(node_id: str) -> NodeKind | None:
+            node = graph.get(graph.resolve(node_id))
+            return None if node is None else node.kind
+
+        concept = _grounds_a_concept(request, plan)
+        extra = rule_structure(await self.heuristic.plan(request), kind_of, concepts=not concept)
+        have = {(op.src, op.dst, op.kind) for op in plan.ops if isinstance(op, AddEdge)}
+        extra = [op for op in extra if not isinstance(op, AddEdge) or (op.src, op.dst, op.kind)
+                 not in have]  # fmt: skip
+        if not extra:
+            return plan
+        merged = plan.model_copy(update={"ops": [*plan.ops, *extra]})
+        try:
+            self._validate(request, merged)
+        except PlanRejectedError as exc:
+            log.info("llm_rule_structure_skipped", error=str(exc)[:200],
+                     tenant=request.event.tenant, event_id=request.event.id)  # fmt: skip
+            return plan
+        usage.extra["rule_ops"] = len(extra)
+        if not concept and _grounds_a_concept(request, merged):
+            usage.extra["concept_from_rules"] = 1
+        return merged
+
+    # ------------------------------------------------------------------ names
+    def _checked_names(
+        self, request: PlanRequest, plan: UpdatePlan, dropped: list[str], ids: plan_update.IdMap
+    ) -> UpdatePlan:
+        """The model's concept labels and intent titles pass the engine's naming checks (a
+        label is a short noun phrase, a title an action and its object; ``self.namer``, or the
+        small checks of :mod:`topologies.llm.names` without one) and are not copies (of an
+        event's title, of the example; a new label uses a word of its event), or give way to
+        the heuristic's name for the same evidence; a failing rename keeps the current name."""
+        event = request.event_node
+        titles = [event.title, *(ids.titles[s] for s in ids.shown(NodeKind.EVENT))]
+        out = plan
+        for op in plan.ops:
+            checked = self._checked_name(request, out, op, titles)
+            if checked is None:
+                dropped.append(f"{op.op} {getattr(op, 'title', '')!r}: not a name")
+                out = drop_op(out, out.ops.index(op))
+            elif checked is not op:
+                out = _replace(out, op, checked)
+        return out
+
+    def _checked_name(
+        self, request: PlanRequest, plan: UpdatePlan, op: PlanOp, titles: list[str]
+    ) -> PlanOp | None:
+        graph = request.memory.graph
         if isinstance(op, AddNode) and op.kind in (NodeKind.CONCEPT, NodeKind.INTENT):
-            kind, proposed = op.kind, op.title
+            kind, proposed, new = op.kind, op.title, True
         elif isinstance(op, UpdateNode) and op.title is not None:
             node = graph.get(graph.resolve(op.id))
             if node is None or node.kind not in (NodeKind.CONCEPT, NodeKind.INTENT):
                 return op
-            kind, proposed = node.kind, op.title
+            kind, proposed, new = node.kind, op.title, False
         else:
             return op
-        if kind == NodeKind.CONCEPT:
-            problem = self.namer.label_problem(proposed, self.namer.names_of([request.event_node]))
-        else:
-            problem = self.namer.title_problem(proposed)
+        problem = self._name_problem(request, kind, proposed, titles, new)
         if problem is None:
             return op
-        name: str | None = None
-        if isinstance(op, AddNode):
-            name = self._heuristic_name(request, plan, op)
-        log.info(
-            "llm_name_replaced",
-            tenant=memory.tenant,
-            event_id=request.event.id,
-            kind=kind.value,
-            proposed=proposed[:120],
-            problem=problem,
-            name=name or "(kept the current name)",
-        )
+        name = self._heuristic_name(request, plan, op) if isinstance(op, AddNode) else None
+        log.info("llm_name_replaced", tenant=request.memory.tenant, event_id=request.event.id,
+                 kind=kind.value, proposed=proposed[:120], problem=problem,
+                 name=name or "(kept the current name)")  # fmt: skip
+        if isinstance(op, AddNode) and not name:
+            return None
         return op.model_copy(update={"title": name})
 
-    def _heuristic_name(self, request: PlanRequest, plan: UpdatePlan, op: AddNode) -> str:
-        """The heuristic's name for a node the plan adds, from the plan's own evidence."""
-        assert self.namer is not None
+    def _name_problem(
+        self, request: PlanRequest, kind: NodeKind, proposed: str, titles: list[str], new: bool
+    ) -> str | None:
+        event = request.event_node
+        if kind == NodeKind.INTENT:
+            if self.namer is not None:
+                return self.namer.title_problem(proposed)
+            return names.title_problem(proposed)
+        source = f"{event.title}\n{event.text}" if new else ""
+        copied = names.copy_problem(proposed, titles, source)
+        if copied is not None or self.namer is None:
+            people = names.name_words([*event.participants, request.memory.tenant])
+            return copied or names.label_problem(proposed, titles, people, source)
+        return self.namer.label_problem(proposed, self.namer.names_of([event]))
+
+    def _heuristic_name(self, request: PlanRequest, plan: UpdatePlan, op: AddNode) -> str | None:
+        """The heuristic's name for a node the plan adds, from the plan's own evidence (None:
+        an intent without the engine's namer)."""
         memory, graph = request.memory, request.memory.graph
         event = request.event_node.id
 
@@ -244,6 +460,11 @@ class LLMPlanner:
                 if isinstance(o, AddEdge) and o.kind in kinds and o.dst == op.ref
             ]
 
+        if self.namer is None:
+            if op.kind != NodeKind.CONCEPT:
+                return None
+            node = request.event_node
+            return names.heuristic_label([f"{node.title}\n{node.text}"], exclude=[memory.tenant])
         if op.kind == NodeKind.CONCEPT:
             return self.namer.label_concept(memory, [event, *sources(*_EVIDENCE)])
         supporting = [s for s in sources(EdgeKind.TRIGGERS) if s in graph]
@@ -273,7 +494,7 @@ class LLMPlanner:
                 and any(e.src != own for k in _EVIDENCE for e in graph.in_edges(s, k))
             ]
             if len(prior) < need:
-                raise PlanRejectedError(
+                raise OneEventIntentError(
                     f"intent {op.ref!r} needs TRIGGERS from at least {need} existing concepts "
                     f"with evidence from earlier events, has {len(prior)}; one event alone "
                     "cannot create an intent",
@@ -376,24 +597,68 @@ class LLMPlanner:
     async def _fallback(self, request: PlanRequest, reason: str) -> UpdatePlan:
         if self.heuristic is None:
             raise LLMError(reason)
-        plan = await self.heuristic.plan(request)
+        return self._noted(await self.heuristic.plan(request), reason)
+
+    @staticmethod
+    def _noted(plan: UpdatePlan, reason: str) -> UpdatePlan:
         notes = f"llm fallback: {reason}"[:300]
         return plan.model_copy(update={"notes": f"{plan.notes}; {notes}" if plan.notes else notes})
 
     # ----------------------------------------------------------------- status
     def status(self) -> dict[str, Any]:
         """For `foldmem status` and the API (never contains the key)."""
+        policy = self.client.policy
         return {
             "enabled": True,
             "planner": self.name,
             "model": self.config.model,
             "endpoint": self.config.endpoint,
+            "server": {
+                "kind": policy.kind,
+                "timeout_s": policy.timeout_s,
+                "max_retries": policy.max_retries,
+                "retry_timeouts": policy.retry_timeouts,
+                "concurrency": policy.concurrency,
+                "stream": policy.stream,
+            },
+            "max_output_tokens": self.config.max_output_tokens,
+            "repair_rounds": self.config.repair_rounds,
+            "facts": self.config.facts,
             "structured_output": self.client.capabilities.get(self.config.endpoint)
             or f"{self.config.structured_output} (not probed yet)",
             "breaker": self.breaker.status(),
             "requests": self.client.requests,
+            "cancelled": self.client.cancelled,
             "usage": self.ledger.summary(),
         }
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def _replace(plan: UpdatePlan, old: PlanOp, new: PlanOp) -> UpdatePlan:
+    return plan.model_copy(update={"ops": [new if op is old else op for op in plan.ops]})
+
+
+def _concept_edit(request: PlanRequest, op: PlanOp) -> bool:
+    """A rename or merge among existing concepts (no intent, no status)."""
+    graph = request.memory.graph
+    if isinstance(op, UpdateNode):
+        node = graph.get(graph.resolve(op.id))
+        return op.status is None and node is not None and node.kind == NodeKind.CONCEPT
+    if isinstance(op, MergeNodes):
+        nodes = [graph.get(graph.resolve(i)) for i in (op.keep, *op.absorb)]
+        return all(n is not None and n.kind == NodeKind.CONCEPT for n in nodes)
+    return False
+
+
+def _grounds_a_concept(request: PlanRequest, plan: UpdatePlan) -> bool:
+    """Does the plan make the event evidence of a concept (existing or new)?"""
+    graph, event = request.memory.graph, request.event_node.id
+    new = {op.ref for op in plan.ops if isinstance(op, AddNode) and op.kind == NodeKind.CONCEPT}
+    for op in plan.ops:
+        if isinstance(op, AddEdge) and op.src == event and op.kind in _EVIDENCE:
+            node = graph.get(graph.resolve(op.dst))
+            if op.dst in new or (node is not None and node.kind == NodeKind.CONCEPT):
+                return True
+    return False

@@ -37,23 +37,31 @@ class Counters:
     tokens_out: int = 0
     estimated_calls: int = 0  # the server sent no usage: tokens estimated from characters
     llm: int = 0  # plan from the model (first reply)
-    repaired: int = 0  # plan from the model after one repair round
-    fallback_invalid: int = 0  # model replied but the plan stayed invalid -> heuristic
-    fallback_error: int = 0  # model unreachable / failed -> heuristic
+    repaired: int = 0  # plan from the model after a repair round
+    llm_empty: int = 0  # the model planned nothing, said why, and the heuristic agreed
+    fallback_empty: int = 0  # the model planned nothing, the heuristic had ops -> heuristic
+    fallback_invalid: int = 0  # model replied but no op was usable after repair -> heuristic
+    fallback_error: int = 0  # model unreachable / timed out / failed -> heuristic
     skipped_duplicate: int = 0  # near-duplicate event: reinforcement without a call
     skipped_breaker: int = 0  # breaker open -> heuristic without a call
     skipped_budget: int = 0  # daily budget spent -> heuristic without a call
-    # fact extraction (topologies.facts.llm_extract), one call per event beside the plan's;
-    # its calls and tokens are in the totals above, it does not count as a planned event
+    # how the model's plans were mended (topologies.llm.reply_plan)
+    salvaged: int = 0  # planned events whose plan lost ops the validator or the checks refused
+    ops_dropped: int = 0  # those ops
+    truncated: int = 0  # replies cut at max_output_tokens (their complete ops kept)
+    facts_from_plan: int = 0  # events whose fact items came from the plan (no extra call)
+    concept_from_rules: int = 0  # the model gave no (close) concept: the heuristic's joined
+    # side calls about an event already counted (its calls and tokens are in the totals above,
+    # they are not planned events): fact extraction with a call of its own
+    # (topologies.facts.llm_extract) and fact reconciliation (topologies.facts.llm_reconcile)
     facts_llm: int = 0  # items from the model
     facts_invalid: int = 0  # unusable reply -> rule-based extraction
     facts_error: int = 0  # call failed -> rule-based extraction (breaker failure)
     facts_skipped: int = 0  # breaker open or budget spent -> rules, without a call
-    # reconcile decisions (topologies.facts.llm_reconcile), one call per item with candidates
-    reconcile_llm: int = 0  # the model decided
-    reconcile_invalid: int = 0  # unusable reply -> the heuristic decides
-    reconcile_error: int = 0  # call failed -> the heuristic decides (breaker failure)
-    reconcile_skipped: int = 0  # breaker open or budget spent -> heuristic, without a call
+    reconcile_llm: int = 0  # a belief decision from the model
+    reconcile_invalid: int = 0  # unusable reply -> the heuristic rules decide
+    reconcile_error: int = 0  # call failed -> the rules decide (breaker failure)
+    reconcile_skipped: int = 0  # breaker open or budget spent -> the rules, without a call
 
     @property
     def tokens(self) -> int:
@@ -67,22 +75,51 @@ class Counters:
 OUTCOMES = (
     "llm",
     "repaired",
+    "llm_empty",
+    "fallback_empty",
     "fallback_invalid",
     "fallback_error",
     "skipped_duplicate",
     "skipped_breaker",
     "skipped_budget",
 )
-FACT_OUTCOMES = (
-    "facts_llm",
-    "facts_invalid",
-    "facts_error",
-    "facts_skipped",
-    "reconcile_llm",
-    "reconcile_invalid",
-    "reconcile_error",
-    "reconcile_skipped",
-)
+# why the LLM planner used the heuristic planner's plan, by ledger outcome
+FALLBACK_REASONS = {
+    "fallback_invalid": "invalid",  # no usable op, also after repair
+    "fallback_empty": "empty",  # no op, and the heuristic planner had some
+    "fallback_error": "error",  # timeout, server down, retries exhausted
+    "skipped_breaker": "breaker_open",
+    "skipped_budget": "budget_spent",
+}
+
+
+def fallback_counts(counters: dict[str, int]) -> dict[str, int]:
+    """The LLM planner's fallbacks to the heuristic by reason, from ledger counters."""
+    return {
+        reason: int(counters.get(outcome, 0))
+        for outcome, reason in FALLBACK_REASONS.items()
+        if counters.get(outcome)
+    }
+
+
+def folded_by(planners: dict[str, int], counters: dict[str, int], folded: int) -> dict[str, Any]:
+    """Which planner folded a tenant's events: events per plan author (the engine's count),
+    the LLM planner's fallbacks by reason (its ledger counters summed over days), and folded
+    events not counted (folded before the count was kept)."""
+    planners = {str(k): int(v) for k, v in planners.items()}
+    return {
+        "planners": planners,
+        "llm_fallbacks": fallback_counts(counters),
+        "uncounted": max(0, folded - sum(planners.values())),
+    }
+
+
+SIDE_TASKS = ("facts", "reconcile")
+SIDE_OUTCOMES = tuple(f"{task}_{o}" for task in SIDE_TASKS for o in ("llm", "invalid", "error",
+                                                                     "skipped"))  # fmt: skip
+FACT_OUTCOMES = SIDE_OUTCOMES  # the fact tasks: extraction and reconcile
+# EventUsage.extra counts booked with the event
+_EXTRA_COUNTS = ("estimated_calls", "ops_dropped", "truncated", "concept_from_rules")
 
 
 @dataclass
@@ -139,7 +176,7 @@ class UsageLedger:
     def record(self, usage: EventUsage) -> None:
         """Book one planned event (its calls and tokens, and how it was planned), or one fact
         extraction (``FACT_OUTCOMES``: calls and tokens, not an event)."""
-        if usage.outcome not in OUTCOMES and usage.outcome not in FACT_OUTCOMES:
+        if usage.outcome not in OUTCOMES and usage.outcome not in SIDE_OUTCOMES:
             raise ValueError(f"unknown outcome {usage.outcome!r}")
         day = usage.day or self.today()
         usage.day = day
@@ -148,7 +185,9 @@ class UsageLedger:
             calls=usage.calls,
             tokens_in=usage.tokens_in,
             tokens_out=usage.tokens_out,
-            estimated_calls=int(usage.extra.get("estimated_calls", 0)),
+            salvaged=1 if usage.extra.get("ops_dropped") else 0,
+            facts_from_plan=1 if usage.extra.get("facts") else 0,
+            **{name: int(usage.extra.get(name, 0)) for name in _EXTRA_COUNTS},
         )
         setattr(delta, usage.outcome, 1)
         with self._lock:
@@ -185,6 +224,14 @@ class UsageLedger:
         with self._lock:
             row = self._rows.get(tenant, {}).get(day or self.today(), Counters())
             return {**asdict(row), "tokens": row.tokens}
+
+    def tenant_totals(self, tenant: str) -> dict[str, int]:
+        """One tenant's counters summed over the days kept."""
+        total = Counters()
+        with self._lock:
+            for row in self._rows.get(tenant, {}).values():
+                total.add(row)
+        return asdict(total)
 
     def totals(self) -> Counters:
         total = Counters()

@@ -1,20 +1,22 @@
 """Task ``repair``: show the model its rejected reply and the error, ask for a corrected one.
 
-The response model is the task's own (``plan_update.PlanReply``); the repair turn appends two
-messages to the original conversation so the model keeps the event and context in view.
+The response model is the task's own (``plan_update``); the repair turn appends two messages
+to the original conversation so the model keeps the event and context in view (and a local
+server reuses the cached prefix). It offers no way out: an empty plan is not a repair, and a
+reply that is still unusable falls back to the heuristic plan.
 """
 
 from __future__ import annotations
 
 TASK = "repair"
-MAX_ECHO_CHARS = 6000
+MAX_ECHO_CHARS = 3000
 
 REPAIR_PROMPT = """\
-Your reply was rejected and nothing was applied.
+Your reply could not be used and nothing was applied.
 Error: {error}
-Fix exactly this problem and reply with the complete corrected UpdatePlan JSON object only \
-({{"ops": [...], "notes": "..."}}). Use only the ids shown ("E", I.., W.., B.., R..) and refs \
-n1, n2, ... for new nodes. If you cannot fix it, reply {{"ops": [], "notes": "skipped"}}."""
+Answer again with the complete JSON object {{"notes": "...", "ops": [...]}} for the same \
+event. Use only E, the ids listed in MEMORY and your refs n1, n2, ... for new nodes; keep \
+to the allowed src -> dst pairs; a few ops."""
 
 
 def build_repair_messages(
@@ -24,5 +26,5 @@ def build_repair_messages(
     return [
         *messages,
         {"role": "assistant", "content": echoed or "(empty reply)"},
-        {"role": "user", "content": REPAIR_PROMPT.format(error=error[:1000])},
+        {"role": "user", "content": REPAIR_PROMPT.format(error=error[:800])},
     ]

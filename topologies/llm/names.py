@@ -1,0 +1,130 @@
+"""Is the model's concept label a theme and not a copy, its intent title a goal?
+
+:func:`copy_problem` catches what a grammar check does not see: a label copied from an event's
+title or the prompt's example, an identifier, a label with no word of its event. The planner
+applies it before the engine's naming rules (``topologies.naming.Namer``: noun phrases and
+actions). :func:`label_problem` and :func:`title_problem` are small stand-ins for those rules
+when a planner is built without a Namer; :func:`heuristic_label` then names a concept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from topologies.text import STOPWORDS, is_content_word, label_from_texts, tokens
+
+MAX_LABEL_WORDS = 5
+MAX_LABEL_CHARS = 60
+MAX_TITLE_WORDS = 14
+MAX_TITLE_CHARS = 120
+_CLAUSE = re.compile(r"[.;!?:]\s|[.;!?]$|\n")
+_IDENTIFIER = re.compile(r"\w_\w|[/\\@#=(){}\[\]]|\w\.\w")
+_NUMBERISH = re.compile(r"^[\d:./,\-]+(?:am|pm|h|st|nd|rd|th)?$", re.IGNORECASE)
+_CALENDAR_WORDS = (
+    "mon tue wed thu fri sat sun monday tuesday wednesday thursday friday saturday sunday "
+    "jan feb mar apr jun jul aug sep sept oct nov dec january february march april may june "
+    "july august september october november december today tomorrow yesterday week weekend "
+    "morning evening night am pm"
+)
+_CALENDAR = frozenset(_CALENDAR_WORDS.split())
+
+
+def _normal(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def _placeholder(text: str) -> bool:
+    return text.startswith("<") or text.endswith(">")
+
+
+def name_words(participants: Iterable[str]) -> frozenset[str]:
+    """Lower-cased words of people's names and addresses ("Dan Ortiz <dan@x.org>")."""
+    words: set[str] = set()
+    for person in participants:
+        for word in re.split(r"[^\w]+", person.split("@")[0]):
+            if len(word) > 1 and word.lower() not in ("me", "the", "and"):
+                words.add(word.lower())
+    return frozenset(words)
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    return word[:5] if len(word) > 5 else word.rstrip("s")
+
+
+def shares_a_word(label: str, text: str) -> bool:
+    """Does the label use a content word of the text (forgiving plurals and endings)?"""
+    stems = {_stem(w) for w in tokens(text) if is_content_word(w)}
+    return any(_stem(w) in stems for w in tokens(label) if is_content_word(w))
+
+
+def _size_problem(text: str, chars: int, words: int, what: str) -> str | None:
+    if not text:
+        return "empty"
+    if _placeholder(text):
+        return "a placeholder of the example"
+    if len(text) > chars or len(text.split()) > words:
+        return f"longer than {what}"
+    return None
+
+
+def copy_problem(label: str, titles: Iterable[str] = (), source: str = "") -> str | None:
+    """Why ``label`` is a copy rather than a theme (None when it is not): a placeholder of the
+    prompt's example, an identifier, an event's title, or (``source``: the text of a new
+    concept's event) no word of that text. The engine's naming rules check the grammar."""
+    text = label.strip()
+    if _placeholder(text):
+        return "a placeholder of the example"
+    if _IDENTIFIER.search(text):
+        return "an identifier, not a theme"
+    if any(title and _normal(text) == _normal(title) for title in titles):
+        return "an event's title, not a theme"
+    if source and not shares_a_word(text, source):
+        return "no word of the event"
+    return None
+
+
+def label_problem(
+    label: str,
+    titles: Iterable[str] = (),
+    names: frozenset[str] = frozenset(),
+    source: str = "",
+) -> str | None:
+    """Why ``label`` is not a concept label (a short noun phrase), None when it is one.
+    ``titles``: event titles it must not copy (the event's, the past events shown);
+    ``names``: lower-cased words of people's names; ``source``: the text the theme comes from
+    (a new concept's event): the label must use one of its words."""
+    text = label.strip()
+    problem = _size_problem(text, MAX_LABEL_CHARS, MAX_LABEL_WORDS, "a short noun phrase")
+    if problem is not None:
+        return problem
+    if _CLAUSE.search(text):
+        return "a sentence, not a noun phrase"
+    words = [w.lower() for w in tokens(text)]
+    if not words or all(w in STOPWORDS for w in words):
+        return "no topic word"
+    if all(_NUMBERISH.match(w) or w in _CALENDAR for w in words):
+        return "a date or a number"
+    if names and all(w in names or w in STOPWORDS for w in words):
+        return "a person's name"
+    return copy_problem(text, titles, source)
+
+
+def title_problem(title: str) -> str | None:
+    """Why ``title`` is not an intent title (a goal in a few words), None when it is one."""
+    text = title.strip()
+    problem = _size_problem(text, MAX_TITLE_CHARS, MAX_TITLE_WORDS, "a goal")
+    if problem is not None:
+        return problem
+    if _CLAUSE.search(text.rstrip(")")):
+        return "more than one sentence"
+    words = [w.lower() for w in tokens(text)]
+    if not words or all(w in STOPWORDS or _NUMBERISH.match(w) for w in words):
+        return "no goal words"
+    return None
+
+
+def heuristic_label(texts: list[str], exclude: Iterable[str] = ()) -> str:
+    """The heuristic planner's label for these texts (its shared-phrase labeller)."""
+    return label_from_texts(texts, exclude=exclude)
