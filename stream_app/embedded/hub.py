@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import structlog
 
@@ -109,6 +109,11 @@ class MemoryHub(HubReads, EmbeddedPrivacy):
         """The tenant's current memory, for reading. NotFoundError if it has none."""
         self.refresh()
         return self._memory(tenant, create=False)
+
+    def folded_by(self, tenant: str) -> dict[str, Any]:
+        """From the data dir: every process that folded into it, not only this one."""
+        self.view(tenant)  # NotFoundError for a tenant the store does not hold
+        return dict(self.store.folded_by(tenant))
 
     def _memory(self, tenant: str, *, create: bool) -> TenantMemory:
         memory = self._memories.get(tenant)
