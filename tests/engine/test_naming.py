@@ -19,7 +19,7 @@ from topologies.naming import Namer, next_naming, redate, with_deadline
 from topologies.naming.activities import activity_labels, names_a_doing
 from topologies.naming.labels import rank_labels
 from topologies.naming.phrases import PhraseParser, name_words
-from topologies.naming.titles import rank_actions
+from topologies.naming.titles import rank_actions, rank_goals
 
 MakeEvent = Callable[..., RawEvent]
 TRIP = datetime(2026, 12, 18, 8, 0, tzinfo=UTC)
@@ -335,6 +335,20 @@ async def test_an_intent_title_is_an_action_from_the_evidence_with_its_deadline(
     assert title == "Renew the passport (by 18 Dec)"
     assert namer.title_problem(title) is None
     assert " before " not in title.replace(" before the trip", "")
+
+
+def test_a_phrase_an_event_is_titled_by_is_a_goal_candidate_before_details(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """What an event is titled by says what it is about; the phrases of its body that are
+    used as often are details ("Leonie's 40th - surprise party" beside a cake stand)."""
+    texts = [
+        ("Gift", "A pottery weekend for two, a birthday card, a cake stand and a gift bag."),
+        ("Surprise party", "Back room at the corner cafe, arrive by seven."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    assert "Surprise party" in [g.text for g in rank_goals(analyses, vectors, namer.embed)]
 
 
 def test_titles_that_are_not_to_do_items_are_refused(namer: Namer) -> None:

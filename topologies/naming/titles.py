@@ -46,6 +46,7 @@ GOAL_CANDIDATES = 4  # noun phrases embedded per title (the most used first)
 NAMED_BONUS = 0.1  # the phrase names a particular thing ("Kessler Logistik demo")
 GOAL_HANDICAP = 0.1  # an action stated in the evidence is preferred to a noun phrase
 ANCHOR_BONUS = 0.15  # used by an event that names the deadline's day
+TITLE_BONUS = 0.05  # a noun phrase in an event's title ("Leonie's 40th - surprise party")
 CARRY_PENALTY = 0.2  # "bring the passport": a step towards the goal, not the goal
 NAME_ZIPF = 3.0  # a capitalised first word rarer than this names something ("Kessler")
 MAX_TITLE_WORDS = 14
@@ -247,9 +248,11 @@ def rank_goals(
     forms: dict[str, Counter[str]] = {}
     lower_words: set[str] = set()
     in_anchor: set[str] = set()
+    titled: Counter[str] = Counter()  # events whose title uses the phrase: what it is about
     for index, analysis in enumerate(analyses):
         phrases = (*analysis.phrases, *analysis.named)
         df.update({p.key for p in phrases})
+        titled.update({p.key for p in phrases if p.in_title})
         if index < len(anchored) and anchored[index]:
             in_anchor.update(p.key for p in phrases)
         for phrase in phrases:
@@ -263,7 +266,7 @@ def rank_goals(
     }
     candidates = sorted(
         (k for k in df if " " in k or k in named_keys),  # a lone common noun is no goal
-        key=lambda k: (-df[k] - (k in in_anchor), -len(k.split()), k),
+        key=lambda k: (-df[k] - (k in in_anchor) - titled[k], -len(k.split()), k),
     )[:GOAL_CANDIDATES]
     if not candidates:
         return []
@@ -283,6 +286,7 @@ def rank_goals(
             + (NAMED_BONUS if named else 0.0)
             + (LABEL_WEIGHT if label_words & set(key.split()) else 0.0)
             + (ANCHOR_BONUS if key in in_anchor else 0.0)
+            + (TITLE_BONUS if titled[key] else 0.0)
         )
         scored.append(Goal(score, texts[i], key in in_anchor, named, df[key]))
     scored.sort(key=lambda goal: (-goal.score, goal.text))
