@@ -337,6 +337,20 @@ async def test_an_intent_title_is_an_action_from_the_evidence_with_its_deadline(
     assert " before " not in title.replace(" before the trip", "")
 
 
+def test_an_aside_is_no_title_when_the_evidence_is_about_something_else(namer: Namer) -> None:
+    """One message asks a favour; the rest is about the visa: the title is the visa."""
+    title = namer.title_texts(
+        [
+            "Can you swap the invigilation with me on Friday?",
+            "My visa application is missing a bank statement.",
+            "The embassy received the visa application.",
+            "The visa application fee is 80 euros.",
+            "Photos for the visa application are done.",
+        ]
+    )
+    assert title == "Visa application"
+
+
 def test_a_phrase_an_event_is_titled_by_is_a_goal_candidate_before_details(
     embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
 ) -> None:

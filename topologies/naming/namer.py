@@ -254,9 +254,11 @@ class Namer:
         """The title of a goal, in this order: a named target that stands out ("Kessler
         Logistik demo"); the best action when a sentence states a goal ("Get the crown
         cemented"); else the evidence's doing when it is more central than the best action
-        ("Rent reduction"); the best action; a noun phrase of what the evidence is about,
-        unless it only names a thing in passing and there is something to bring; "" when
-        none."""
+        ("Rent reduction"); a common noun phrase of what the evidence is about when it is
+        clearly more central than the best action, which is then an aside ("Visa
+        application" beside "Swap the invigilation"); the best action; a noun phrase of what
+        the evidence is about, unless it only names a thing in passing and there is something
+        to bring; "" when none."""
         ranking = (
             partial(rank_actions, analyses, vectors, labels=labels, own=own, anchored=anchored),
             partial(rank_goals, analyses, vectors, labels=labels, anchored=anchored),
@@ -277,9 +279,11 @@ class Namer:
         doing = self._first_sound_doing(ranking[2](self.embed), names)
         if doing is not None and (not actions or doing.base > actions[0].base):
             return doing.text
+        goal = self._first_sound(goals, names)
+        if actions and goal is not None and not goal.named and _beats(goal, actions[0]):
+            return goal.text  # an aside ("Swap the invigilation") beside "Visa application"
         if actions:
             return actions[0].text
-        goal = self._first_sound(goals, names)
         if steps and (goal is None or (goal.named and goal not in targets)):
             return steps[0].text  # rather than a tool or a place named in passing
         return goal.text if goal else ""
