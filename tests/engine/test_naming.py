@@ -160,6 +160,16 @@ def test_a_doing_mentioned_once_is_no_theme(parser: PhraseParser) -> None:
     assert doings(parser, ["I need to renew my passport.", "The trip is in December."]) == []
 
 
+def test_a_noun_of_the_verb_elsewhere_in_a_message_is_not_the_doing(parser: PhraseParser) -> None:
+    """ "charge the phone" once and "a double charge" on the bill are two things."""
+    assert (
+        doings(
+            parser, ["Please charge the phone tonight.", "The phone bill shows a double charge."]
+        )
+        == []
+    )
+
+
 def test_common_verbs_name_no_doing(parser: PhraseParser) -> None:
     """ "running the race", "getting the keys" name no folder: too general."""
     assert doings(parser, ["Run the race on Sunday.", "I will run the race in 50 minutes."]) == []

@@ -187,9 +187,9 @@ class ActivityLabel:
 
 def activity_labels(analyses: Sequence[Analysis]) -> list[ActivityLabel]:
     """The members' doings as folder names, the most covered first. A doing counts where a
-    member does it to the object ("renew the passport") or names it beside the object ("the
-    passport renewal"): at least ``MIN_DOING`` members, so a doing mentioned once is no
-    theme."""
+    member does it to the object ("renew the passport") or names it in a compound with the
+    object ("the passport renewal form"): at least ``MIN_DOING`` members, so a doing
+    mentioned once is no theme."""
     nouns = [frozenset(w for p in a.phrases for w in p.key.split()) for a in analyses]
     heads = [a.heads for a in analyses]
     title_heads = [frozenset(p.head for p in a.phrases if p.in_title) for a in analyses]
@@ -216,7 +216,9 @@ def activity_labels(analyses: Sequence[Analysis]) -> list[ActivityLabel]:
         noun = _noun_of(verb, nominal, used, (verb, head) in determined)
         if not noun or noun == head:
             continue
-        named = {i for i, words in enumerate(nouns) if head in words and noun in words}
+        compound = f" {head} {noun} "  # "the passport renewal form"; not "charge" and
+        # "ticket" anywhere in one message ("tickets ... charged twice")
+        named = {i for i, a in enumerate(analyses) if any(compound in f" {k} " for k in a.keys)}
         does = doers[(verb, head)] | named
         if len(does) < MIN_DOING:
             continue
