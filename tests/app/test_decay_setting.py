@@ -8,7 +8,6 @@ import pytest
 
 from schemas.events import RawEvent
 from schemas.query import QueryRequest, QueryResponse
-from stream_app.api_read import run_query
 from stream_app.factory import build_hub
 from stream_app.settings import load_settings
 
@@ -17,9 +16,9 @@ from .conftest import make_stream
 
 def _query(monkeypatch: pytest.MonkeyPatch, decay: str) -> QueryResponse:
     monkeypatch.setenv("FOLDMEM_DECAY_PER_DAY", decay)
-    hub = build_hub(load_settings(), outputs=[])
+    hub = build_hub(load_settings(), sinks=[])
     try:
-        return run_query(hub, "alice", QueryRequest(text="marathon training plan", k=20))
+        return hub.query("alice", QueryRequest(text="marathon training plan", k=20))
     finally:
         hub.store.close()
 
@@ -31,7 +30,7 @@ def _expansion(response: QueryResponse) -> dict[str, float]:
 async def test_decay_setting_changes_the_decayed_weights_of_a_query(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    hub = build_hub(load_settings(), outputs=[])
+    hub = build_hub(load_settings(), sinks=[])
     try:
         for raw in make_stream(30):  # 3 hours apart: edges of the first events are days old
             await hub.fold(RawEvent.model_validate(raw))
