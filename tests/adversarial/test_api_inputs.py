@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from stream_app.api import create_app
+from stream_app.api.app import create_app
 from tests.app.conftest import app_settings, quiet_hub
 from tests.app.test_api import LiveApi
 

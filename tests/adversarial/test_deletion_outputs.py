@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from schemas.intents import IntentMessage, IntentStatus
-from stream_app.cli import build_app
+from stream_app.cli.app import build_app
 from tests.adversarial.conftest import SAMPLE
 from tests.app.conftest import app_settings
 from tests.app.test_api import LiveApi
