@@ -6,9 +6,10 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import Generator
+from typing import Literal
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from schemas.errors import ConfigError
 
@@ -26,11 +27,12 @@ class ApiServer:
 
     def __init__(
         self,
-        app: FastAPI,
+        app: ASGIApp,
         host: str,
         port: int,
         log_level: str = "warning",
         hint: str = "choose another port with --api-port or FOLDMEM_API_PORT",
+        lifespan: Literal["on", "off"] = "off",
     ) -> None:
         self.host = host
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -48,7 +50,7 @@ class ApiServer:
         self._socket = sock
         self.port = int(sock.getsockname()[1])
         config = uvicorn.Config(
-            app, log_level=log_level, access_log=False, lifespan="off", log_config=None
+            app, log_level=log_level, access_log=False, lifespan=lifespan, log_config=None
         )
         self._server = _EmbeddedServer(config)
         self._task: asyncio.Task[None] | None = None
