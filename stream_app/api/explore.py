@@ -49,6 +49,16 @@ async def intent(tenant: str, intent_id: str, hub: HubDep) -> dict[str, Any]:
     return explore.intent_detail(hub, tenant, intent_id)
 
 
+@router.get("/events")
+async def events(
+    tenant: str,
+    hub: HubDep,
+    ids: Annotated[list[str], Query(max_length=explore.MAX_PAGE, description="RawEvent ids")],
+) -> dict[str, Any]:
+    """The events behind cited RawEvent ids (title, time, source), oldest first."""
+    return explore.events(hub, tenant, ids)
+
+
 @router.get("/nodes")
 async def nodes(
     tenant: str,

@@ -152,6 +152,12 @@ def _evidence_events(memory: TenantMemory, event_ids: Iterable[str]) -> list[dic
     return sorted(found, key=lambda e: (e["ts"] or "", e["id"]))
 
 
+def events(hub: Hub, tenant: str, event_ids: Iterable[str]) -> dict[str, Any]:
+    """The EVENT nodes of RawEvent ids (a hit's citations), oldest first; unknown ids are
+    left out."""
+    return {"tenant": tenant, "events": _evidence_events(hub.view(tenant), event_ids)}
+
+
 def intent_detail(hub: Hub, tenant: str, intent_id: str) -> dict[str, Any]:
     """An intent with its evidence events (oldest first), supporting concepts and why it
     emerged."""
@@ -174,8 +180,9 @@ def neighbourhood(
     hub: Hub, tenant: str, node_id: str, limit: int = 40, kind: NodeKind | None = None
 ) -> dict[str, Any]:
     """A node and at most ``limit`` neighbours (optionally of one kind), the strongest of its
-    most recently attached edges, with the edges between the node and them. ``degree`` is
-    the node's whole degree, so the page can say how many it did not draw."""
+    most recently attached edges, with the edges between the node and them.
+    ``neighbour_count`` (every neighbour; with ``kind``, those among the recent edges read)
+    and ``degree`` let the page say what it did not draw."""
     memory = hub.view(tenant)
     graph = memory.graph
     center = graph.get(node_id)
@@ -198,18 +205,20 @@ def neighbourhood(
     ranked = sorted(best, key=lambda i: (-best[i][0], i))[:limit]
     kept = set(ranked)
     neighbours = [graph.node(i) for i in ranked]
+    everyone = len(graph.neighbors(center.id)) if kind is None else len(best)
     return {
         "tenant": tenant,
         "requested_id": node_id,
         "node": node_brief(center),
-        "degree": graph.degree(center.id),
+        "degree": graph.degree(center.id),  # links of every kind, drawn or not
+        "neighbour_count": everyone,
         "neighbours": [node_brief(n) for n in neighbours],
         "edges": [
             edge_json(e, now, config)
             for e in sorted(edges, key=lambda e: (e.kind.value, e.src, e.dst))
             if (e.dst if e.src == center.id else e.src) in kept
         ],
-        "truncated": graph.degree(center.id) > len(neighbours),
+        "truncated": everyone > len(neighbours),
         "has_chain": len(chain_for_hit(graph, center)) > 1,
     }
 

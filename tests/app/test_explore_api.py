@@ -103,3 +103,12 @@ def test_page_is_served_without_token_and_its_calls_need_one(sample_dir: Path) -
             "/tenants/alice/explore/intents", headers={"Authorization": f"Bearer {TOKEN}"}
         )
         assert authorized.status_code == 200
+
+
+def test_cited_event_ids_resolve_to_their_events(sample_dir: Path) -> None:
+    with LiveApi(app_settings(sample_dir)) as api, httpx.Client(base_url=api.url) as client:
+        query = client.post("/tenants/alice/query", json={"text": "plumber", "k": 3}).json()
+        cited = query["items"][0]["event_ids"]
+        found = _get(client, "/tenants/alice/explore/events", ids=[*cited, "no-such-event"])
+    assert {e["source_event_id"] for e in found["events"]} == set(cited)
+    assert all(e["title"] and e["ts"] for e in found["events"])
