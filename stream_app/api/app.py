@@ -40,6 +40,7 @@ def create_app(hub: Hub, settings: Settings, *, ingest: bool = True) -> FastAPI:
     app.include_router(core.router, dependencies=auth)
     app.include_router(read.router, dependencies=auth)
     app.include_router(explore.router, dependencies=auth)
+    app.include_router(explore.tenants_router, dependencies=auth)
     if ingest:  # its own auth: a token always
         app.include_router(http_ingest.router, dependencies=[Depends(http_ingest.require_token)])
     app.include_router(privacy.router, dependencies=auth)

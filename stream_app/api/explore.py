@@ -15,9 +15,16 @@ from stream_app.api.core import HubDep
 from stream_app.hub import explore
 
 router = APIRouter(prefix="/tenants/{tenant}/explore", tags=["explore"])
+tenants_router = APIRouter(tags=["explore"])
 
 Offset = Annotated[int, Query(ge=0, le=10_000_000)]
 Limit = Annotated[int, Query(ge=1, le=explore.MAX_PAGE)]
+
+
+@tenants_router.get("/explore/tenants")
+async def tenants(hub: HubDep) -> list[dict[str, Any]]:
+    """Tenants with their node and open-intent counts (cheap: no pass over a graph)."""
+    return explore.tenants(hub)
 
 
 @router.get("/intents")

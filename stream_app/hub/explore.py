@@ -17,7 +17,7 @@ from typing import Any
 
 from schemas.errors import NotFoundError
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
-from schemas.intents import Intent, IntentStatus
+from schemas.intents import OPEN_STATUSES, Intent, IntentStatus
 from stream_app.hub.protocol import Hub
 from stream_app.hub.views import edge_json, node_time, stream_clock
 from topologies.graph import MemoryGraph
@@ -46,6 +46,17 @@ class Page:
 
     def slice(self, items: list[Any]) -> list[Any]:
         return items[self.offset : self.offset + min(self.limit, MAX_PAGE)]
+
+
+def tenants(hub: Hub) -> list[dict[str, Any]]:
+    """The tenant picker's list: node and open-intent counts, without walking any graph
+    (``GET /tenants`` also counts edges and events, which costs a pass over each)."""
+    found = []
+    for name in hub.tenants():
+        graph = hub.view(name).graph
+        open_intents = sum(1 for n in graph.nodes(NodeKind.INTENT) if n.status in OPEN_STATUSES)
+        found.append({"tenant": name, "nodes": graph.count(), "open_intents": open_intents})
+    return found
 
 
 def why(intent: Intent) -> str:
@@ -179,8 +190,9 @@ def intent_detail(hub: Hub, tenant: str, intent_id: str) -> dict[str, Any]:
 def neighbourhood(
     hub: Hub, tenant: str, node_id: str, limit: int = 40, kind: NodeKind | None = None
 ) -> dict[str, Any]:
-    """A node and at most ``limit`` neighbours (optionally of one kind), the strongest of its
-    most recently attached edges, with the edges between the node and them.
+    """A node and at most ``limit`` neighbours (optionally of one kind): among its most
+    recently attached edges, the strongest of each link kind in turn, with the edges between
+    the node and them.
     ``neighbour_count`` (every neighbour; with ``kind``, those among the recent edges read)
     and ``degree`` let the page say what it did not draw."""
     memory = hub.view(tenant)
@@ -202,7 +214,7 @@ def neighbourhood(
         edges.append(edge)
         if other not in best or weight > best[other][0]:
             best[other] = (weight, edge)
-    ranked = sorted(best, key=lambda i: (-best[i][0], i))[:limit]
+    ranked = _round_robin(best, limit)
     kept = set(ranked)
     neighbours = [graph.node(i) for i in ranked]
     everyone = len(graph.neighbors(center.id)) if kind is None else len(best)
@@ -221,6 +233,21 @@ def neighbourhood(
         "truncated": everyone > len(neighbours),
         "has_chain": len(chain_for_hit(graph, center)) > 1,
     }
+
+
+def _round_robin(best: dict[str, tuple[float, Edge]], limit: int) -> list[str]:
+    """The strongest neighbours of each link kind in turn: a few TRIGGERS or PART_OF links
+    are not crowded out by a hundred REINFORCES."""
+    groups: dict[str, list[str]] = {}
+    for node_id in sorted(best, key=lambda i: (-best[i][0], i)):
+        groups.setdefault(best[node_id][1].kind.value, []).append(node_id)
+    ranked: list[str] = []
+    queues = [groups[k] for k in sorted(groups)]
+    while len(ranked) < limit and any(queues):
+        for queue in queues:
+            if queue and len(ranked) < limit:
+                ranked.append(queue.pop(0))
+    return ranked
 
 
 def chain(hub: Hub, tenant: str, node_id: str) -> dict[str, Any]:

@@ -112,3 +112,24 @@ def test_cited_event_ids_resolve_to_their_events(sample_dir: Path) -> None:
         found = _get(client, "/tenants/alice/explore/events", ids=[*cited, "no-such-event"])
     assert {e["source_event_id"] for e in found["events"]} == set(cited)
     assert all(e["title"] and e["ts"] for e in found["events"])
+
+
+def test_a_crowded_neighbourhood_keeps_every_kind_of_link(sample_dir: Path) -> None:
+    with LiveApi(app_settings(sample_dir)) as api, httpx.Client(base_url=api.url) as client:
+        intent = _get(client, "/tenants/alice/explore/intents")["items"][0]
+        path = f"/tenants/alice/explore/nodes/{intent['id']}/neighbourhood"
+        whole = _get(client, path, limit=200)
+        few = _get(client, path, limit=4)
+    kinds_in_all = {e["kind"] for e in whole["edges"]}
+    assert len(kinds_in_all) >= 2 and "TRIGGERS" in kinds_in_all
+    assert len(few["neighbours"]) == 4
+    assert {e["kind"] for e in few["edges"]} >= {"TRIGGERS"}
+
+
+def test_the_tenant_picker_counts_nodes_and_open_intents(sample_dir: Path) -> None:
+    with LiveApi(app_settings(sample_dir)) as api, httpx.Client(base_url=api.url) as client:
+        picked = client.get("/explore/tenants").json()
+        full = client.get("/tenants").json()
+    assert [(t["tenant"], t["nodes"], t["open_intents"]) for t in picked] == [
+        (t["tenant"], t["nodes"], t["open_intents"]) for t in full
+    ]

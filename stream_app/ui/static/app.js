@@ -114,7 +114,7 @@ function query(params) {
 
 // ------------------------------------------------------------------ tenants and routing
 async function loadTenants() {
-  const tenants = await api("/tenants");
+  const tenants = await api("/explore/tenants");
   const select = $("tenant");
   select.replaceChildren(
     ...tenants.map((t) =>
@@ -401,8 +401,11 @@ function drawGraph(found) {
     if (!a || !b) continue;
     area.append(svg("line", { class: "edge", x1: a[0], y1: a[1], x2: b[0], y2: b[1],
       "marker-end": "url(#arrow)", "stroke-opacity": 0.35 + 0.65 * Math.min(1, weight) }));
-    area.append(svg("text", { class: "edge-label", x: (a[0] + b[0]) / 2, y: (a[1] + b[1]) / 2 - 3,
-      "text-anchor": "middle", "data-testid": "edge-label" }, kinds.join(", ")));
+    const [near, far] = edge.src === found.node.id || edge.dst !== found.node.id ? [a, b] : [b, a];
+    const at = 0.72;  // near the neighbour: labels crowd less there than at the centre
+    area.append(svg("text", { class: "edge-label", x: near[0] + (far[0] - near[0]) * at,
+      y: near[1] + (far[1] - near[1]) * at - 4, "text-anchor": "middle",
+      "data-testid": "edge-label" }, kinds.join(", ")));
   }
   for (const node of [found.node, ...found.neighbours]) {
     const [x, y] = place.get(node.id);
