@@ -1,5 +1,5 @@
-"""Build the engine's collaborators (embedder, planner, engine) from Settings (the embedded
-hub around them: :mod:`stream_app.embedded.factory`).
+"""Build the runtime's parts from Settings: the engine's collaborators (embedder, planner,
+engine) and the embedded hub around them (store, intent outputs, write locks).
 
 Planners are listed by name in :data:`PLANNERS`: a function of ``(settings, embedder,
 config)`` returning ``(planner, fallback or None)``. A new planner is a new line there.
@@ -7,10 +7,20 @@ config)`` returning ``(planner, fallback or None)``. A new planner is a new line
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 
+import structlog
+
+from connectors.sinks import Sink
 from schemas.errors import ConfigError
+from stream_app.embedded.hub import MemoryHub
+from stream_app.embedded.interlock import TenantLocks
+from stream_app.embedded.store import Store
+from stream_app.ingest.admission import Admission
 from stream_app.llm_factory import build_llm_planner
+from stream_app.outbox.sinks import default_sinks, embedded_deliveries
 from stream_app.settings import Settings
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder, HashingEmbedder, MiniLmOnnxEmbedder, OpenAIEmbedder
@@ -19,6 +29,7 @@ from topologies.heuristic_planner import HeuristicPlanner
 from topologies.planner import Planner
 from topologies.vector_index import use_single_thread
 
+log = structlog.get_logger(__name__)
 PlannerFactory = Callable[[Settings, Embedder, EngineConfig], tuple[Planner, Planner | None]]
 
 
@@ -70,3 +81,56 @@ def build_engine(settings: Settings, embedder: Embedder | None = None) -> FoldEn
 
     attach_llm_steps(engine)  # issue 7: LLM fact extraction when the LLM planner is on
     return engine
+
+
+def build_hub(
+    settings: Settings,
+    *,
+    sinks: Sequence[Sink] | None = None,
+    embedder: Embedder | None = None,
+) -> MemoryHub:
+    """Store + engine + intent sinks (default: the terminal, DATA_DIR/intents.jsonl and
+    FOLDMEM_WEBHOOK_URL when set): everything a runner, the API or a CLI write command needs."""
+    engine = build_engine(settings, embedder)
+    store = Store(settings.db_path, synchronous=settings.store_synchronous)
+    try:
+        outputs = embedded_deliveries(
+            settings, store, default_sinks(settings) if sinks is None else sinks
+        )
+        return MemoryHub(
+            store,
+            engine,
+            outputs,
+            planner_name=settings.planner,
+            admission=Admission.of(settings.max_future_days),
+            locks=TenantLocks(settings.locks_path, settings.write_lock_timeout_s),
+        )
+    except BaseException:
+        store.close()
+        raise
+
+
+def close_outputs(hub: MemoryHub) -> None:
+    """Deliver what is left (a webhook: for up to FOLDMEM_WEBHOOK_DRAIN_S; the rest waits in
+    the outbox for the next process), then release the sinks. Called where an event loop
+    already runs (a command invoked from async code), it leaves the rest in the outbox."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(hub.close_outputs())
+        return
+    log.info("outputs_not_drained", reason="inside a running event loop; kept in the outbox")
+
+
+@contextlib.contextmanager
+def open_hub(settings: Settings) -> Iterator[MemoryHub]:
+    """A hub for one CLI command; its outputs are drained and its store closed on the way
+    out."""
+    hub = build_hub(settings)
+    try:
+        yield hub
+    finally:
+        try:
+            close_outputs(hub)  # a webhook delivers what the command emitted (retractions)
+        finally:
+            hub.store.close()

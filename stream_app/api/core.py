@@ -22,7 +22,6 @@ from schemas.graph import NodeKind
 from schemas.intents import Intent, IntentMessage, IntentStatus
 from stream_app.hub import Hub, views
 from stream_app.settings import Settings
-from topologies.planner import PLANNED_BY_KEY
 
 _bearer = HTTPBearer(auto_error=False)
 
@@ -118,28 +117,13 @@ async def health(hub: HubDep) -> Health:
 @health_router.get("/llm")
 async def llm(hub: HubDep) -> dict[str, Any]:
     """The LLM path: planner in use, endpoint, output mode, breaker, token usage per tenant,
-    and which planner folded each tenant's events (from the data dir)."""
+    and which planner folded each tenant's events (as the folds recorded it)."""
     from topologies.llm.factory import llm_status
 
     return {
         **llm_status(hub.engine.planner),
-        "folded_by": {tenant: _folded_by(hub, tenant) for tenant in hub.tenants()},
+        "folded_by": {tenant: hub.folded_by(tenant) for tenant in hub.tenants()},
     }
-
-
-def _folded_by(hub: Any, tenant: str) -> dict[str, Any]:
-    """From the data dir when the hub has a store, else from the tenant's state (Kafka) and
-    this worker's usage ledger."""
-    from topologies.llm.usage import folded_by
-
-    store = getattr(hub, "store", None)
-    if store is not None:
-        return dict(store.folded_by(tenant))
-    memory = hub.view(tenant)
-    ledger = getattr(hub.engine.planner, "ledger", None)
-    counters = ledger.tenant_totals(tenant) if ledger is not None else {}
-    folded = sum(1 for state in memory.event_states.values() if state == "folded")
-    return folded_by(dict(memory.meta.get(PLANNED_BY_KEY) or {}), counters, folded)
 
 
 @router.get("/tenants", response_model=list[TenantInfo])

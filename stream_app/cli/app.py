@@ -89,8 +89,8 @@ def run(
 ) -> None:
     """Fold events from SOURCE files as they arrive (tail -f), print intents, serve the API."""
     from stream_app.api.app import create_app
-    from stream_app.embedded.factory import build_hub
     from stream_app.embedded.runner import Runner, RunOptions, run_blocking, run_lock
+    from stream_app.factory import build_hub
 
     settings = settings_for(data_dir=data_dir, api_port=api_port, default_tenant=tenant)
     given = sources or []
@@ -112,7 +112,7 @@ def run(
                 )
             )
         finally:
-            from stream_app.embedded.factory import close_outputs
+            from stream_app.factory import close_outputs
 
             close_outputs(hub)
             hub.store.close()
@@ -127,7 +127,7 @@ def serve(
     """Serve the read API over a data dir (reloads what a running `foldmem run` writes)."""
     from stream_app.api.app import create_app
     from stream_app.api.server import ApiServer
-    from stream_app.embedded.factory import build_hub
+    from stream_app.factory import build_hub
 
     settings = settings_for(data_dir=data_dir, api_port=api_port, api_host=api_host)
     hub = build_hub(settings)
@@ -305,7 +305,7 @@ def _intent_command(target: IntentStatus, verb: str) -> Callable[..., None]:
         note: Annotated[str, typer.Option("--note", help="Why (kept with the change).")] = "",
         data_dir: DataDir = None,
     ) -> None:
-        from stream_app.embedded.factory import open_hub
+        from stream_app.factory import open_hub
 
         settings = settings_for(data_dir=data_dir)
         with open_hub(settings) as hub:
@@ -319,7 +319,7 @@ def _intent_command(target: IntentStatus, verb: str) -> Callable[..., None]:
 
 def sweep(data_dir: DataDir = None, tenant: TenantOpt = None) -> None:
     """Run the decay sweep now: prune edges whose decayed weight fell below the floor."""
-    from stream_app.embedded.factory import open_hub
+    from stream_app.factory import open_hub
 
     settings = settings_for(data_dir=data_dir)
     with open_hub(settings) as hub:

@@ -14,8 +14,8 @@ import typer
 from pydantic import ValidationError
 
 from schemas.errors import FoldmemError
-from stream_app.embedded.factory import open_hub
-from stream_app.embedded.hub import MemoryHub
+from stream_app.factory import open_hub
+from stream_app.hub import Hub
 from stream_app.logging import configure_logging
 from stream_app.settings import Settings, load_settings
 
@@ -74,8 +74,9 @@ def settings_for(**overrides: Any) -> Settings:
 
 
 @contextlib.contextmanager
-def data_dir_hub(data_dir: Path | None) -> Iterator[MemoryHub]:
-    """The embedded hub of a data dir, for one command (closed on the way out)."""
+def data_dir_hub(data_dir: Path | None) -> Iterator[Hub]:
+    """The embedded hub of a data dir, for one command (closed on the way out): the commands
+    use the Hub contract only."""
     with open_hub(settings_for(data_dir=data_dir)) as hub:
         yield hub
 

@@ -62,12 +62,13 @@ def ingest(
     ] = None,
 ) -> None:
     """Import sources once, with a progress bar and a checkpoint (resume after Ctrl-C)."""
-    from stream_app.embedded.factory import build_hub, close_outputs
+    from stream_app.factory import build_hub, close_outputs
     from stream_app.ingest.admission import Admission
     from stream_app.ingest.imports import delete_checkpoint, run_import
     from stream_app.ingest.ledger import Ledger
     from stream_app.ingest.sources import parse_refs
-    from stream_app.ingest.targets import DryRunTarget, HubTarget, KafkaTarget, Target
+    from stream_app.ingest.targets import DryRunTarget, HubTarget, Target
+    from stream_app.kafka.ingest import KafkaTarget
 
     settings = settings_for(data_dir=data_dir, kafka_brokers=brokers, default_tenant=tenant)
     refs = parse_refs(sources)

@@ -18,8 +18,9 @@ import orjson
 import typer
 
 from schemas.errors import NotFoundError
-from stream_app.cli.common import DataDir, cli_errors, data_dir_hub, fail
-from stream_app.embedded.hub import MemoryHub
+from stream_app.cli.common import DataDir, cli_errors, data_dir_hub, fail, settings_for
+from stream_app.factory import open_hub
+from stream_app.hub import Hub
 
 Tenant = Annotated[str, typer.Option("--tenant", help="The tenant.")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
@@ -27,14 +28,15 @@ Actor = Annotated[str | None, typer.Option("--actor", help="Who asks (audit log)
 
 
 @contextlib.contextmanager
-def _tenant_hub(data_dir: Path | None, tenant: str) -> Iterator[MemoryHub]:
+def _tenant_hub(data_dir: Path | None, tenant: str) -> Iterator[Hub]:
     """The hub of a data dir that holds the tenant. These commands act on the embedded store
     only: a tenant it does not hold (for example one kept by Kafka workers) is an error that
     says where to go, never a silent no-op on an empty store."""
-    with data_dir_hub(data_dir) as hub:
+    settings = settings_for(data_dir=data_dir)
+    with open_hub(settings) as hub:
         if tenant not in hub.tenants():
             raise NotFoundError(
-                f"tenant {tenant!r} not found in the data dir {hub.store.path.parent}; on a "
+                f"tenant {tenant!r} not found in the data dir {settings.data_dir}; on a "
                 "Kafka deployment use a worker's API (DELETE /tenants/{t}/events/{id}, "
                 "DELETE /tenants/{t}?confirm=true, POST /tenants/{t}/consolidate)"
             )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import structlog
 
@@ -28,12 +28,12 @@ from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus
 from schemas.query import RecallRequest, RecallResponse
-from stream_app.embedded import privacy
 from stream_app.embedded.interlock import TenantLocks
+from stream_app.embedded.outputs import IntentOutputs, NoOutputs
+from stream_app.embedded.privacy import EmbeddedPrivacy
 from stream_app.embedded.store import StaleTenantError, Store
 from stream_app.hub.locks import TenantLockTable
 from stream_app.hub.protocol import (
-    NIGHTLY_BUDGET_S,
     Checkpoint,
     CheckpointFn,
     FoldOutcome,
@@ -41,11 +41,9 @@ from stream_app.hub.protocol import (
 from stream_app.hub.reads import HubReads, fold_each
 from stream_app.hub.upkeep import NightlySchedule
 from stream_app.ingest.admission import Admission
-from stream_app.outbox.delivery import Deliveries
 from topologies.engine import FoldEngine, FoldResult, node_to_event
 from topologies.memory import ChangeSet, TenantMemory, event_node_id
 from topologies.nightly.run import NightlyReport
-from topologies.privacy import DeletionReport
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
@@ -54,12 +52,12 @@ _RETRIES = 3
 Positions = Callable[[], Sequence[Checkpoint]]
 
 
-class MemoryHub(HubReads):
+class MemoryHub(HubReads, EmbeddedPrivacy):
     def __init__(
         self,
         store: Store,
         engine: FoldEngine,
-        outputs: Deliveries | None = None,
+        outputs: IntentOutputs | None = None,
         planner_name: str = "",
         admission: Admission | None = None,
         locks: TenantLocks | None = None,
@@ -68,7 +66,7 @@ class MemoryHub(HubReads):
         self.engine = engine
         self.admission = admission or Admission()
         self.locks = locks  # None: this process is the data dir's only writer
-        self.outputs = outputs or Deliveries([])  # the outbox's sinks (stdout, files, webhook)
+        self.outputs = outputs or NoOutputs()  # the outbox's sinks (stdout, files, webhook)
         self.planner_name = planner_name or engine.planner.name
         self._memories: dict[str, TenantMemory] = {}
         self._versions: dict[str, int] = {}
@@ -111,6 +109,11 @@ class MemoryHub(HubReads):
         """The tenant's current memory, for reading. NotFoundError if it has none."""
         self.refresh()
         return self._memory(tenant, create=False)
+
+    def folded_by(self, tenant: str) -> dict[str, Any]:
+        """From the data dir: every process that folded into it, not only this one."""
+        self.view(tenant)  # NotFoundError for a tenant the store does not hold
+        return dict(self.store.folded_by(tenant))
 
     def _memory(self, tenant: str, *, create: bool) -> TenantMemory:
         memory = self._memories.get(tenant)
@@ -306,22 +309,13 @@ class MemoryHub(HubReads):
         if not self.store.readonly:
             await self.outputs.publish()
 
+    async def close_outputs(self) -> None:
+        """Drain the outputs (a webhook for up to FOLDMEM_WEBHOOK_DRAIN_S; the rest stays in
+        the outbox for the next process) and release the sinks."""
+        await self.outputs.close()
+
     # ------------------------------------------------- nightly and privacy
     async def nightly_if_due(self) -> dict[str, NightlyReport]:
         """The runner's idle hook (its periodic sweep loop): a nightly run for every tenant
         that :attr:`nightly` finds due."""
         return await self.nightly.run_due(self.tenants(), self.view, self.consolidate)
-
-    async def consolidate(self, tenant: str, budget_s: float = NIGHTLY_BUDGET_S) -> NightlyReport:
-        return await privacy.consolidate(self, tenant, budget_s)
-
-    async def forget_event(self, tenant: str, event_id: str, actor: str) -> DeletionReport:
-        return await privacy.forget_event(self, tenant, event_id, actor)
-
-    async def forget_tenant(self, tenant: str, actor: str) -> DeletionReport:
-        return await privacy.forget_tenant(self, tenant, actor)
-
-    async def change_layers(
-        self, tenant: str, changes: dict[str, bool], purge: bool, actor: str
-    ) -> dict[str, bool]:
-        return await privacy.change_layers(self, tenant, changes, purge, actor)

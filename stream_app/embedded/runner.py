@@ -34,10 +34,11 @@ import structlog
 from schemas.errors import ConfigError, FoldmemError
 from stream_app.embedded.hub import MemoryHub
 from stream_app.ingest.deadletter import DeadLetter
-from stream_app.ingest.driver import BusyPolicy, IngestDriver, IngestStats
+from stream_app.ingest.driver import BusyPolicy, IngestDriver
 from stream_app.ingest.ledger import OpenedOnUse
 from stream_app.ingest.progress import progress_bars
 from stream_app.ingest.sources import FileSource, ImapSource, Source, imap_checkpoint_path
+from stream_app.ingest.stats import IngestStats
 from stream_app.ingest.tail import JsonlTail, is_event_jsonl
 from stream_app.ingest.targets import HubTarget
 from stream_app.settings import Settings
@@ -176,7 +177,7 @@ class Runner:
                     await task
             if delivering is not None:
                 await delivering  # its pass under way ends (a cancelled POST could repeat)
-            await self.hub.outputs.close()  # drained, the rest kept for the next process
+            await self.hub.close_outputs()  # drained, the rest kept for the next process
             self._reported.close()
             if server is not None:
                 await server.stop()

@@ -17,6 +17,13 @@ Design:
   raised and nothing is written (the caller reloads and retries).
 - Vectors are float32 blobs tagged with the embedder's model id; a store built with one
   embedder refuses to be opened with another.
+- The intent outbox's delivery state (cursors per sink, ids delivered) lives in this file
+  too; :mod:`stream_app.outbox.table` reads and writes it through :meth:`Store.transaction`.
+
+Longer than most modules on purpose: it is one class over one SQLite file, and the schema,
+the one transaction that writes a fold with its outbox rows and source offsets, and the reads
+of every table share its connection; split by table, that transaction would be spread over
+modules.
 """
 
 from __future__ import annotations

@@ -148,6 +148,11 @@ class Hub(Protocol):
         """A nightly pass for each tenant that is idle and due one."""
         ...
 
+    def folded_by(self, tenant: str) -> dict[str, Any]:
+        """Which planner folded the tenant's events (``planners``, ``llm_fallbacks``,
+        ``uncounted``), as the folds recorded it: not the planner these settings would use."""
+        ...
+
     # ---------------------------------------------------------------- privacy
     def layers(self, tenant: str) -> dict[str, bool]: ...
 

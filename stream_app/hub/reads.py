@@ -91,6 +91,9 @@ class HubReads(ABC):
     def audit(self, tenant: str) -> list[dict[str, Any]]:
         return audit_log(self.view(tenant))
 
+    def folded_by(self, tenant: str) -> dict[str, Any]:
+        return views.folded_by(self.view(tenant), self.engine.planner)
+
 
 async def fold_each(
     hub: Hub, events: Sequence[RawEvent], checkpoints: CheckpointFn | None

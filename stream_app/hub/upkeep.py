@@ -1,5 +1,7 @@
-"""What both hubs' writers share beyond the engine: the nightly schedule and pass, and the
-bookkeeping around a deletion (the intents it retracts, the derived indexes it leaves).
+"""What both hubs' writers share beyond the engine: the nightly schedule and pass, and what a
+deletion is (:class:`Deletion`, :class:`Forgetting`: the two forgets of the Hub contract over a
+hub's own ``forget``), with its bookkeeping (the intents it retracts, the derived indexes it
+leaves).
 
 The embedded runner's sweep loop and the Kafka worker's sweep timer ask the same
 :class:`NightlySchedule` which idle tenants are due a nightly run.
@@ -8,6 +10,7 @@ The embedded runner's sweep loop and the Kafka worker's sweep timer ask the same
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,6 +21,8 @@ import structlog
 from schemas.errors import FoldmemError, NotFoundError
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus, RetractionReason
+from topologies import privacy
+from topologies.embedding import Embedder
 from topologies.entities import rebuild_entity_index
 from topologies.memory import TenantMemory
 from topologies.nightly.induce import LLMInductor
@@ -48,6 +53,47 @@ def retractions(
         for intent_id in sorted(report.deleted.get("INTENT", []))
         if intent_id in statuses
     ]
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """What a forget does to a tenant's memory, and the reason its retractions give.
+    ``creates``: a tenant this hub never saw gets an empty memory (an event id is tombstoned
+    all the same) instead of NotFoundError."""
+
+    run: Callable[[TenantMemory], DeletionReport]
+    reason: RetractionReason
+    creates: bool
+
+    @classmethod
+    def of_event(cls, event_id: str, actor: str, embedder: Embedder) -> Deletion:
+        def run(memory: TenantMemory) -> DeletionReport:
+            return privacy.delete_event(memory, event_id, actor=actor, embedder=embedder)
+
+        return cls(run, "event_forgotten", creates=True)
+
+    @classmethod
+    def of_tenant(cls, actor: str) -> Deletion:
+        def run(memory: TenantMemory) -> DeletionReport:
+            return privacy.forget_tenant(memory, actor=actor)
+
+        return cls(run, "tenant_forgotten", creates=False)
+
+
+class Forgetting(ABC):
+    """``forget_event`` and ``forget_tenant`` of the Hub contract, over the hub's ``forget``."""
+
+    engine: Any
+
+    @abstractmethod
+    async def forget(self, tenant: str, deletion: Deletion) -> DeletionReport:
+        """Run the deletion under the tenant's lock, write it durably, retract its intents."""
+
+    async def forget_event(self, tenant: str, event_id: str, actor: str) -> DeletionReport:
+        return await self.forget(tenant, Deletion.of_event(event_id, actor, self.engine.embedder))
+
+    async def forget_tenant(self, tenant: str, actor: str) -> DeletionReport:
+        return await self.forget(tenant, Deletion.of_tenant(actor))
 
 
 def llm_inductor(engine: Any) -> LLMInductor | None:

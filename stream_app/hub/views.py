@@ -16,7 +16,9 @@ from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.graph import decayed_weight
 from topologies.intents import intent_view
+from topologies.llm.usage import folded_by as folded_by_report
 from topologies.memory import EMBEDDED_KINDS, TenantMemory
+from topologies.planner import PLANNED_BY_KEY, Planner
 
 
 def node_json(node: Node) -> dict[str, Any]:
@@ -98,6 +100,15 @@ def intents(memory: TenantMemory, status: IntentStatus | None = None) -> list[In
         if status is None or node.status == status
     ]
     return sorted(found, key=lambda i: (i.created_at, i.id))
+
+
+def folded_by(memory: TenantMemory, planner: Planner) -> dict[str, Any]:
+    """Which planner folded the tenant's events, from the engine's counts in the tenant's state
+    and the planner's usage ledger in this process (an LLM planner's; none: no fallbacks)."""
+    ledger = getattr(planner, "ledger", None)
+    counters = ledger.tenant_totals(memory.tenant) if ledger is not None else {}
+    folded = sum(1 for state in memory.event_states.values() if state == "folded")
+    return folded_by_report(dict(memory.meta.get(PLANNED_BY_KEY) or {}), counters, folded)
 
 
 def search(

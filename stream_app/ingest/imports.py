@@ -15,20 +15,31 @@ import contextlib
 import signal
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Protocol, TextIO
 
 import structlog
 
-from stream_app.embedded.hub import MemoryHub
 from stream_app.ingest.deadletter import DeadLetter
-from stream_app.ingest.driver import BusyPolicy, IngestDriver, IngestStats
+from stream_app.ingest.driver import BusyPolicy, IngestDriver
 from stream_app.ingest.ledger import Ledger
 from stream_app.ingest.progress import progress_bars
 from stream_app.ingest.sources import Ref, Sent, open_sources
+from stream_app.ingest.stats import IngestStats
 from stream_app.ingest.targets import Target
 from stream_app.settings import Settings
 
 log = structlog.get_logger(__name__)
+
+
+class DataDirHub(Protocol):
+    """What an import into the embedded store does with its hub before and after."""
+
+    async def publish_pending(self) -> None: ...
+
+    async def recover(self) -> int: ...
+
+    async def close_outputs(self) -> None: ...
+
 
 # a tenant another process writes: tried six times over about half a minute
 IMPORT_BUSY = BusyPolicy(attempts=6, first_delay_s=0.5, max_delay_s=16.0, abort=True)
@@ -46,7 +57,7 @@ async def run_import(
     dry_run: bool = False,
     limit: int | None = None,
     progress: bool | None = None,
-    hub: MemoryHub | None = None,
+    hub: DataDirHub | None = None,
     err: TextIO | None = None,
 ) -> IngestStats:
     """Import ``refs`` to ``target`` (a DryRunTarget lists them instead: nothing is written).
@@ -88,7 +99,7 @@ async def run_import(
             if not dry_run:
                 await target.close()
                 if hub is not None:
-                    await hub.outputs.close()  # drained, the rest kept for the next process
+                    await hub.close_outputs()  # drained, the rest kept for the next process
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):

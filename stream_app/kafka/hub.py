@@ -26,18 +26,22 @@ from schemas.query import RecallRequest, RecallResponse
 from stream_app.hub.locks import TenantLockTable
 from stream_app.hub.protocol import NIGHTLY_BUDGET_S, CheckpointFn, FoldFailedError, FoldOutcome
 from stream_app.hub.reads import HubReads, fold_each
-from stream_app.hub.upkeep import NightlySchedule, llm_inductor, rebuild_derived, run_night
+from stream_app.hub.upkeep import (
+    NightlySchedule,
+    llm_inductor,
+    rebuild_derived,
+    run_night,
+)
 from stream_app.ingest.admission import Admission
-from stream_app.kafka import privacy
 from stream_app.kafka.changelog import Changelog
 from stream_app.kafka.metrics import WorkerMetrics
+from stream_app.kafka.privacy import KafkaPrivacy
 from stream_app.kafka.routing import Ownership, StateUnavailableError
 from stream_app.kafka.state import KafkaTenantState
 from stream_app.kafka.topics import IntentTopic
 from topologies.engine import FoldEngine, FoldResult
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.nightly.run import NightlyReport
-from topologies.privacy import DeletionReport
 
 log = structlog.get_logger(__name__)
 
@@ -50,7 +54,7 @@ class KafkaModeError(FoldmemError):
     """Something the embedded hub does that the Kafka worker cannot do this way."""
 
 
-class KafkaHub(HubReads):
+class KafkaHub(HubReads, KafkaPrivacy):
     def __init__(
         self,
         engine: FoldEngine,
@@ -237,14 +241,3 @@ class KafkaHub(HubReads):
     async def nightly_if_due(self) -> dict[str, NightlyReport]:
         """A nightly pass for each owned tenant that is idle and due (the sweep timer)."""
         return await self.nightly.run_due(self.tenants(), self.view, self.consolidate)
-
-    async def forget_event(self, tenant: str, event_id: str, actor: str) -> DeletionReport:
-        return await privacy.forget_event(self, tenant, event_id, actor)
-
-    async def forget_tenant(self, tenant: str, actor: str) -> DeletionReport:
-        return await privacy.forget_tenant(self, tenant, actor)
-
-    async def change_layers(
-        self, tenant: str, changes: dict[str, bool], purge: bool, actor: str
-    ) -> dict[str, bool]:
-        return await privacy.change_layers(self, tenant, changes, purge, actor)

@@ -1,5 +1,6 @@
-"""The Kafka hub's privacy writes (:class:`stream_app.kafka.hub.KafkaHub` delegates its
-``forget_event``, ``forget_tenant`` and ``change_layers`` here).
+"""The Kafka hub's privacy writes, in one place (:class:`KafkaPrivacy`, which
+:class:`stream_app.kafka.hub.KafkaHub` inherits: ``forget`` an event or a tenant,
+``change_layers``).
 
 Each runs under the tenant's lock once it is certain that this worker owns the tenant's
 partition, deletes in the tenant's memory (``topologies.privacy``), and writes the ChangeSet
@@ -17,72 +18,70 @@ log compaction runs: configure the changelog with ``cleanup.policy=compact``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextlib
+from abc import abstractmethod
 
-from schemas.intents import RetractionReason
-from stream_app.hub.upkeep import intent_statuses, rebuild_derived, retractions
+from stream_app.hub.upkeep import (
+    Deletion,
+    Forgetting,
+    intent_statuses,
+    rebuild_derived,
+    retractions,
+)
+from stream_app.kafka.changelog import Changelog
+from stream_app.kafka.state import KafkaTenantState
+from stream_app.kafka.topics import IntentTopic
 from topologies import privacy
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.privacy import DeletionReport
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
-    from stream_app.kafka.hub import KafkaHub
+class KafkaPrivacy(Forgetting):
+    """The writes; what they need of the hub is declared below (KafkaHub provides it)."""
 
+    state: KafkaTenantState
+    changelog: Changelog
+    intent_topic: IntentTopic
 
-async def forget_event(hub: KafkaHub, tenant: str, event_id: str, actor: str) -> DeletionReport:
-    def op(memory: TenantMemory) -> DeletionReport:
-        return privacy.delete_event(memory, event_id, actor=actor, embedder=hub.engine.embedder)
+    @abstractmethod
+    def owned(self, tenant: str) -> contextlib.AbstractAsyncContextManager[None]: ...
 
-    return await _forget(hub, tenant, op, "event_forgotten", create=True)
+    @abstractmethod
+    def view(self, tenant: str) -> TenantMemory: ...
 
+    @abstractmethod
+    def layers(self, tenant: str) -> dict[str, bool]: ...
 
-async def forget_tenant(hub: KafkaHub, tenant: str, actor: str) -> DeletionReport:
-    def op(memory: TenantMemory) -> DeletionReport:
-        return privacy.forget_tenant(memory, actor=actor)
+    async def forget(self, tenant: str, deletion: Deletion) -> DeletionReport:
+        async with self.owned(tenant):
+            # a tenant never seen here: NotFoundError (forget), or an empty memory (an event
+            # id is tombstoned all the same)
+            memory = self.state.memory(tenant) if deletion.creates else self.view(tenant)
+            statuses = intent_statuses(memory)
+            report = deletion.run(memory)
+            await self._hard_delete(tenant, report.changes)
+            await self.intent_topic.publish(retractions(report, statuses, deletion.reason))
+        return report
 
-    return await _forget(hub, tenant, op, "tenant_forgotten", create=False)
+    async def change_layers(
+        self, tenant: str, changes: dict[str, bool], purge: bool, actor: str
+    ) -> dict[str, bool]:
+        """Opt layers in or out; what a purge deletes is tombstoned at once."""
+        async with self.owned(tenant):
+            memory = self.state.memory(tenant)
+            written = privacy.set_layers(
+                memory, changes, purge=purge, actor=actor, embedder=self.engine.embedder
+            )
+            await self._hard_delete(tenant, written)
+        return self.layers(tenant)
 
-
-async def change_layers(
-    hub: KafkaHub, tenant: str, changes: dict[str, bool], purge: bool, actor: str
-) -> dict[str, bool]:
-    """Opt layers in or out; what a purge deletes is tombstoned at once like a hard delete."""
-    async with hub.owned(tenant):
-        memory = hub.state.memory(tenant)
-        written = privacy.set_layers(
-            memory, changes, purge=purge, actor=actor, embedder=hub.engine.embedder
-        )
-        await _hard_delete(hub, tenant, written)
-    return hub.layers(tenant)
-
-
-async def _forget(
-    hub: KafkaHub,
-    tenant: str,
-    op: Callable[[TenantMemory], DeletionReport],
-    reason: RetractionReason,
-    create: bool,
-) -> DeletionReport:
-    async with hub.owned(tenant):
-        # a tenant never seen here: NotFoundError (forget), or an empty memory (an event id
-        # is tombstoned all the same)
-        memory = hub.state.memory(tenant) if create else hub.view(tenant)
-        statuses = intent_statuses(memory)
-        report = op(memory)
-        await _hard_delete(hub, tenant, report.changes)
-        await hub.intent_topic.publish(retractions(report, statuses, reason))
-    return report
-
-
-async def _hard_delete(hub: KafkaHub, tenant: str, changes: ChangeSet | None) -> None:
-    """Write the privacy ChangeSet (tombstones included), let the derived indexes follow, and
-    wait for the changelog before the API answers."""
-    if changes is None or changes.empty:
-        return
-    hub.changelog.hard_delete(changes)
-    memory = hub.state.get(tenant)
-    if memory is not None:
-        rebuild_derived(memory)
-    await hub.changelog.settle(tenant)
+    async def _hard_delete(self, tenant: str, changes: ChangeSet | None) -> None:
+        """Write the privacy ChangeSet (tombstones included), let the derived indexes follow,
+        and wait for the changelog before the API answers."""
+        if changes is None or changes.empty:
+            return
+        self.changelog.hard_delete(changes)
+        memory = self.state.get(tenant)
+        if memory is not None:
+            rebuild_derived(memory)
+        await self.changelog.settle(tenant)

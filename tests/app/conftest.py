@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from connectors.sinks import StdoutSink
 from stream_app.cli.app import build_app
-from stream_app.embedded.factory import build_hub
 from stream_app.embedded.hub import MemoryHub
 from stream_app.embedded.runner import Runner, RunOptions
-from stream_app.ingest.driver import IngestStats
+from stream_app.factory import build_hub
+from stream_app.ingest.stats import IngestStats
 from stream_app.outbox.sinks import intents_log
 from stream_app.settings import Settings
 

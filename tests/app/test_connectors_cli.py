@@ -18,9 +18,9 @@ from connectors.base import BadItem
 from connectors.detect import open_source
 from connectors.sinks import verify_signature
 from schemas.events import RawEvent
-from stream_app.embedded.factory import build_hub, close_outputs
 from stream_app.embedded.runner import Runner, RunOptions
 from stream_app.embedded.store import Store
+from stream_app.factory import build_hub, close_outputs
 from stream_app.ingest.ledger import Ledger
 from stream_app.outbox.sinks import default_sinks
 from tests.app.conftest import SAMPLE, app_settings, invoke

@@ -9,8 +9,8 @@ from typing import Any
 
 from schemas.errors import StoreError
 from schemas.events import RawEvent
-from stream_app.embedded.factory import build_hub
 from stream_app.embedded.store import Store
+from stream_app.factory import build_hub
 from stream_app.hub import CheckpointFn
 from stream_app.ingest.imports import run_import
 from stream_app.ingest.ledger import Ledger

@@ -10,7 +10,7 @@ import pytest
 from schemas.events import RawEvent
 from schemas.intents import IntentStatus
 from stream_app.embedded.store import EmbedderMismatchError, StaleTenantError, Store
-from stream_app.hub import Checkpoint
+from stream_app.hub import Checkpoint, Hub
 from stream_app.outbox.table import Outbox
 from tests.app.conftest import app_settings, make_stream, quiet_hub
 from topologies.embedding import HashingEmbedder
@@ -169,6 +169,7 @@ def test_checkpoints_and_outbox(tmp_path: Path) -> None:
 async def test_intent_status_change_persists(sample_dir: Path) -> None:
     settings = app_settings(sample_dir)
     hub, printed = quiet_hub(settings)
+    assert isinstance(hub, Hub)  # the contract the API and the CLI take
     intent = next(iter(hub.view("alice").graph.nodes(__import__("schemas").NodeKind.INTENT)))
     messages = await hub.set_intent_status("alice", intent.id, IntentStatus.RESOLVED, "done")
     assert messages and messages[0].type == "intent.status_changed"

@@ -20,6 +20,7 @@ import pytest
 from schemas.events import RawEvent
 from schemas.intents import IntentMessage
 from stream_app.factory import build_engine
+from stream_app.hub import Hub
 from stream_app.ingest.admission import Admission
 from stream_app.kafka import agent
 from stream_app.kafka.app import build_faust_app
@@ -142,6 +143,7 @@ async def test_an_event_folds_into_its_tenants_changelog_partition(
     running: tuple[Worker, Any],
 ) -> None:
     parts, tested = running
+    assert isinstance(parts.hub, Hub)  # the contract the API takes
     event = sample(1)[0]
     result = await put(tested, event)
     assert isinstance(result, FoldResult) and result.status == "folded"

@@ -32,7 +32,8 @@ from schemas.events import RawEvent
 from schemas.intents import Intent, IntentMessage, IntentStatus
 from stream_app.ingest.imports import run_import
 from stream_app.ingest.ledger import Ledger
-from stream_app.ingest.targets import DeliveryError, KafkaTarget
+from stream_app.ingest.targets import DeliveryError
+from stream_app.kafka.ingest import KafkaTarget
 from stream_app.kafka.topics import partition_for
 from stream_app.settings import load_settings
 from tests.app.conftest import invoke

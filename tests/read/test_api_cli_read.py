@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from schemas.events import RawEvent
 from stream_app.api.app import create_app
 from stream_app.cli.app import build_app
-from stream_app.embedded.factory import build_hub
+from stream_app.factory import build_hub
 from stream_app.settings import Settings
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
