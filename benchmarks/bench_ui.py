@@ -37,7 +37,7 @@ from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentStatus
 from stream_app.api.app import create_app
 from stream_app.api.server import ApiServer
-from stream_app.embedded.factory import build_hub
+from stream_app.factory import build_hub
 from stream_app.settings import Settings
 from topologies.memory import ChangeSet, event_node_id
 

@@ -18,8 +18,7 @@ from connectors.sinks import Sink
 from schemas.errors import ConfigError
 from stream_app.api.guard import RequestGuard
 from stream_app.api.server import ApiServer
-from stream_app.embedded.factory import build_hub
-from stream_app.embedded.hub import MemoryHub
+from stream_app.factory import build_hub
 from stream_app.mcp.backends import ApiBackend, HubBackend, MemoryBackend
 from stream_app.outbox.sinks import intents_log, webhook_sink
 from stream_app.settings import Settings, is_loopback
@@ -59,12 +58,8 @@ async def open_backend(
     finally:
         stop.set()
         await delivering
-        await hub.outputs.close()
-        _close(hub)
-
-
-def _close(hub: MemoryHub) -> None:
-    hub.store.close()
+        await hub.close_outputs()
+        hub.store.close()
 
 
 def guarded_app(server: MCPServer, settings: Settings) -> ASGIApp:

@@ -19,8 +19,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer
 
 from stream_app.api.server import ApiServer
-from stream_app.embedded.factory import build_hub
 from stream_app.embedded.hub import MemoryHub
+from stream_app.factory import build_hub
 from stream_app.hub import explore
 from stream_app.mcp.backends import ApiBackend, HubBackend
 from stream_app.mcp.run import MCP_PATH, guarded_app, quiet_sinks
