@@ -61,20 +61,12 @@ def tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
         try:
             return await fn(*args, **kwargs)
         except ValidationError as exc:
-            raise ToolError(_validation_message(exc)) from exc
+            problems = (f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+            raise ToolError("invalid arguments: " + "; ".join(problems)) from exc
         except (FoldmemError, ValueError) as exc:
             raise ToolError(str(exc)) from exc
 
     return wrapper
-
-
-def _validation_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:5]:
-        where = ".".join(str(p) for p in err["loc"])
-        message = str(err["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    return "invalid arguments: " + "; ".join(parts)
 
 
 def why_ranked(explanation: dict[str, Any]) -> str:

@@ -239,7 +239,7 @@ async function openIntent(intentId) {
     el("p", { class: "why", "data-testid": "intent-why", text: detail.why }),
     open ? el("div", { class: "actions" }, act("resolve"), act("reject"), act("defer"),
       act("schedule")) : null,
-    el("h3", { text: `Evidence: ${detail.evidence.length} events of this goal and its concepts` }),
+    el("h3", { text: `Evidence: the latest ${detail.evidence.length} events of this goal and its concepts` }),
     el("ul", { class: "list", "data-testid": "intent-evidence" },
       detail.evidence.map((event) => el("li", {
         class: "event",
@@ -415,8 +415,13 @@ function drawGraph(found) {
       r: centre ? 16 : 10, fill: KIND_COLOURS[node.kind] || "#999" });
     circle.append(svg("title", {}, `${node.kind}: ${node.title}\n${node.text}`));
     circle.addEventListener("click", () => { location.hash = `#/graph/${encodeURIComponent(node.id)}`; });
-    group.append(circle, svg("text", { class: "node-label", x, y: y + (centre ? 30 : 22),
-      "text-anchor": "middle" }, short(node.title || node.id, centre ? 40 : 26)));
+    // a neighbour's label points away from the centre, so neighbours' labels crowd less
+    const [dx, dy] = centre ? [0, 1] : [x - cx, y - cy].map((v) => v / Math.hypot(x - cx, y - cy));
+    const anchor = dx > 0.12 ? "start" : dx < -0.12 ? "end" : "middle";
+    const gap = centre ? 30 : 15;
+    group.append(circle, svg("text", { class: "node-label", x: x + dx * gap,
+      y: y + dy * gap + (anchor === "middle" ? (dy > 0 ? 8 : -2) : 4), "text-anchor": anchor },
+    short(node.title || node.id, centre ? 40 : 26)));
     area.append(group);
   }
 }
