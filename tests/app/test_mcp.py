@@ -230,3 +230,11 @@ def test_over_a_running_api(sample_dir: Path) -> None:
     assert seen["found"]["hits"] and seen["found"]["hits"][0]["cites_events"]
     assert seen["opened"]["intent"]["evidence"]
     assert "not found" in seen["missing"]
+
+
+async def test_query_with_an_open_ended_period(server: MCPServer) -> None:
+    since = "2026-11-15T00:00:00+00:00"
+    async with Client(server) as client:
+        found = _data(await client.call_tool("query", {"text": "plumber leak", "since": since}))
+    events = [h for h in found["hits"] if h["kind"] == "EVENT"]
+    assert events and all(h["when"] >= since[:10] for h in events)
