@@ -54,6 +54,8 @@ class Settings(BaseSettings):
     # request bodies above these sizes are refused with 413 before they are read
     api_max_body_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)  # every route ...
     api_max_ingest_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)  # ... but POST events
+    # `foldmem mcp --http`: the MCP server's port (same host and token rules as the API)
+    mcp_port: int = Field(default=8766, ge=0, le=65535)
 
     # --- embeddings
     embedder: EmbedderName = "minilm"

@@ -1,8 +1,9 @@
 """The FastAPI app over a :class:`stream_app.hub.Hub`: the core routes (health, tenants,
-graph, nodes, intents, search), the read path (query, recall), the user's privacy and nightly
-routes and, unless ``ingest=False`` (a Kafka worker: events enter through Kafka), HTTP event
-ingest. Every route but ``/health`` sits behind the request guard (token, body caps) and
-finds the hub with :func:`stream_app.api.core.get_hub`.
+graph, nodes, intents, search), the read path (query, recall), the explorer's bounded views
+and its page (``/ui``), the user's privacy and nightly routes and, unless ``ingest=False`` (a
+Kafka worker: events enter through Kafka), HTTP event ingest. Every route but ``/health``
+and the page's static files sits behind the request guard (token, body caps) and finds the
+hub with :func:`stream_app.api.core.get_hub`.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from schemas.errors import ConfigError, FoldmemError, NotFoundError
-from stream_app.api import core, errors, privacy, read
+from stream_app.api import core, errors, explore, privacy, read
 from stream_app.api import ingest as http_ingest
 from stream_app.api.guard import guard_middleware
 from stream_app.hub import Hub
 from stream_app.settings import Settings, is_loopback
+from stream_app.ui import mount_ui
 
 
 def create_app(hub: Hub, settings: Settings, *, ingest: bool = True) -> FastAPI:
@@ -37,9 +39,12 @@ def create_app(hub: Hub, settings: Settings, *, ingest: bool = True) -> FastAPI:
     app.include_router(core.health_router)
     app.include_router(core.router, dependencies=auth)
     app.include_router(read.router, dependencies=auth)
+    app.include_router(explore.router, dependencies=auth)
+    app.include_router(explore.tenants_router, dependencies=auth)
     if ingest:  # its own auth: a token always
         app.include_router(http_ingest.router, dependencies=[Depends(http_ingest.require_token)])
     app.include_router(privacy.router, dependencies=auth)
+    mount_ui(app)  # the explorer page: static files, open; its API calls carry the token
 
     @app.exception_handler(NotFoundError)
     async def _not_found(request: Request, exc: NotFoundError) -> JSONResponse:

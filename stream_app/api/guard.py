@@ -2,7 +2,8 @@
 
 In order, for each HTTP request:
 
-1. **Token.** With ``FOLDMEM_API_TOKEN`` set, every path but the open ones (``/health``) needs
+1. **Token.** With ``FOLDMEM_API_TOKEN`` set, every path but the open ones (``/health``, the
+   explorer page's static files under ``/ui``, which hold no data) needs
    ``Authorization: Bearer <token>``: the routes, ``/llm``, ``/openapi.json``, ``/docs``,
    ``/redoc`` and unknown paths alike (401, compared in constant time).
 2. **Body size.** A body larger than the route's cap (``FOLDMEM_API_MAX_BODY_BYTES``, 2 MiB;
@@ -32,6 +33,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 OPEN_PATHS = frozenset({"/health"})
+# the explorer page and its static assets: no data in them; the page sends the token
+OPEN_PREFIXES = ("/ui",)
 _INGEST = re.compile(r"^/tenants/[^/]+/events/?$")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
@@ -57,7 +60,7 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v for k, v in scope.get("headers", [])}
-        if scope["path"] not in self.open_paths and not self._authorized(headers):
+        if not self._open(scope["path"]) and not self._authorized(headers):
             await _answer(send, 401, "missing or wrong bearer token",
                           [(b"www-authenticate", b"Bearer")])  # fmt: skip
             return
@@ -76,6 +79,11 @@ class RequestGuard:
                                        "msg": problem}])  # fmt: skip
             return
         await self.app(scope, _replay(body, rest, receive), send)
+
+    def _open(self, path: str) -> bool:
+        return path in self.open_paths or any(
+            path == prefix or path.startswith(prefix + "/") for prefix in OPEN_PREFIXES
+        )
 
     def _authorized(self, headers: dict[str, bytes]) -> bool:
         if self.token is None:

@@ -30,12 +30,14 @@ from connectors.base import BadItem, json_problem
 from schemas.errors import FoldmemError
 from schemas.events import RawEvent
 from stream_app.api.core import check_bearer, get_hub, get_settings
+from stream_app.hub import Hub
 from stream_app.hub.protocol import TransientError
 from stream_app.ingest.admission import EventTimeError
 from stream_app.ingest.deadletter import DeadLetter
 from stream_app.ingest.driver import BusyPolicy, IngestDriver
 from stream_app.ingest.sources import Batch, Outcome, Read
 from stream_app.ingest.targets import HubTarget
+from stream_app.settings import Settings
 from topologies.engine import FoldResult
 
 log = structlog.get_logger(__name__)
@@ -123,7 +125,27 @@ async def ingest_events(tenant: str, request: Request) -> JSONResponse:
         raise HTTPException(422, "send one RawEvent object or a non-empty array of them")
     if len(payload) > MAX_BATCH:
         raise HTTPException(413, f"at most {MAX_BATCH} events per request")
-    settings = get_settings(request)
+    response = await ingest_items(hub, get_settings(request), tenant, payload)
+    if response.unavailable:  # send the batch again later: folded items come back as duplicates
+        return JSONResponse(
+            response.model_dump(mode="json"),
+            status_code=503,
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
+    code = 200 if response.rejected == 0 else (422 if response.accepted == 0 else 207)
+    return JSONResponse(response.model_dump(mode="json"), status_code=code)
+
+
+async def ingest_items(
+    hub: Hub,
+    settings: Settings,
+    tenant: str,
+    payload: list[Any],
+    source: str = "http:POST /tenants/{tenant}/events",
+) -> IngestResponse:
+    """Validate each item as a RawEvent of ``tenant`` and fold the valid ones through the one
+    ingest driver: what ``POST /tenants/{tenant}/events`` and the MCP tool ``add_events`` do.
+    Invalid items are dead-lettered (under ``source``) and reported with their field errors."""
     results: dict[int, ItemResult] = {}
     items: list[RawEvent | BadItem] = []
     for index, item in enumerate(payload):
@@ -154,27 +176,19 @@ async def ingest_events(tenant: str, request: Request) -> JSONResponse:
         batch_size=MAX_BATCH,
         on_outcome=record,
     )
-    await driver.run([Batch(f"http:POST /tenants/{tenant}/events", items)])
+    await driver.run([Batch(source.format(tenant=tenant), items)])
     results = dict(sorted(results.items()))
     rejected = sum(1 for r in results.values() if r.status == "rejected")
     unavailable = sum(1 for r in results.values() if r.status == "unavailable")
     accepted = len(results) - rejected - unavailable
     log.info("http_ingest", tenant=tenant, accepted=accepted, rejected=rejected)
-    response = IngestResponse(
+    return IngestResponse(
         tenant=tenant,
         accepted=accepted,
         rejected=rejected,
         unavailable=unavailable,
         results=list(results.values()),
     )
-    if unavailable:  # send the batch again later: folded items come back as duplicates
-        return JSONResponse(
-            response.model_dump(mode="json"),
-            status_code=503,
-            headers={"Retry-After": str(RETRY_AFTER_S)},
-        )
-    code = 200 if rejected == 0 else (422 if accepted == 0 else 207)
-    return JSONResponse(response.model_dump(mode="json"), status_code=code)
 
 
 def _result(index: int, event: RawEvent, outcome: Outcome) -> ItemResult:

@@ -22,7 +22,7 @@ import typer.exceptions
 
 from schemas.errors import FoldmemError, NotFoundError
 from schemas.intents import IntentStatus
-from stream_app.cli import connectors, kafka, privacy, read
+from stream_app.cli import connectors, kafka, mcp, privacy, read
 from stream_app.cli.common import (
     DataDir,
     JsonOpt,
@@ -355,7 +355,7 @@ def build_app() -> typer.Typer:
     ):
         intent_app.command(verb)(cli_errors(_intent_command(target, verb)))
     app.add_typer(intent_app, name="intent")
-    for module in (read, kafka, connectors, privacy):
+    for module in (read, kafka, connectors, privacy, mcp):
         module.register(app)
     return app
 
