@@ -543,10 +543,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _shown(arg: str) -> str:
+    """A command-line argument as the results show it: a file by its name, not this machine's
+    path to it."""
+    return Path(arg).name if arg.startswith("/") else arg
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
     command = " ".join(
-        ["python -m benchmarks.bench_llm_local", *(sys.argv[1:] if argv is None else argv)]
+        [
+            "python -m benchmarks.bench_llm_local",
+            *map(_shown, sys.argv[1:] if argv is None else argv),
+        ]
     )
     quiet_logs()
     use_single_thread()
