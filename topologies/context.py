@@ -1,4 +1,4 @@
-"""Proactive context assembly (SPEC 2.2, CogniFold Eq. 1 and Table 8).
+"""Proactive context assembly (docs/DESIGN.md section 3; CogniFold Eq. 1 and Table 8).
 
 Candidates are bounded, never a full-graph pass:
 
@@ -35,7 +35,7 @@ from scipy import sparse
 
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentStatus
-from topologies.config import ContextConfig
+from topologies.config import DECAY_PER_DAY, ContextConfig
 from topologies.graph import decayed_weight
 from topologies.memory import TenantMemory
 from topologies.planner import Context, ContextItem
@@ -54,7 +54,6 @@ TYPE_PRIOR = {
 OPEN_STATUSES = frozenset(
     {IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED, IntentStatus.DEFERRED}
 )
-DEFAULT_DECAY_PER_DAY = 0.02  # ConsolidationConfig.decay_per_day; the engine passes its own
 EDGE_SCAN_CAP = 256  # incident edges looked at per node when picking the strongest
 KIND_SCAN_CAP = 12  # ... the newest of each edge kind and direction (= max_fanout: within a
 # kind, edges share a prior weight, so the newest are the least decayed)
@@ -76,7 +75,7 @@ def assemble_context(
     event_node_id: str,
     now: datetime,
     config: ContextConfig,
-    decay_per_day: float = DEFAULT_DECAY_PER_DAY,
+    decay_per_day: float = DECAY_PER_DAY,  # the engine passes its config's
 ) -> Context:
     """The three-tier proactive context of the event ``event_node_id``."""
     knn = _knn(memory, vector, event_node_id, config.knn)

@@ -16,9 +16,9 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from schemas.graph import NodeKind
+from topologies.config import ReadConfig
 from topologies.context import personalized_pagerank
 from topologies.graph import MemoryGraph
-from topologies.read.config import ReadConfig
 from topologies.read.timeline import Timeline
 
 
@@ -40,12 +40,14 @@ class _Neighbourhood:
         timeline: Timeline | None,
         config: ReadConfig,
         now: datetime,
+        decay_per_day: float,
         allowed: Callable[[str], bool] | None,
     ) -> None:
         self.graph = graph
         self.timeline = timeline
         self.config = config
         self.now = now
+        self.decay_per_day = decay_per_day
         self.allowed = allowed
         self.adj: dict[str, list[tuple[str, float]]] = {}
         self.nodes: set[str] = set()
@@ -64,7 +66,7 @@ class _Neighbourhood:
         if found is not None:
             return found
         best: dict[str, float] = {}
-        now, rate = self.now, self.config.decay_per_day
+        now, rate = self.now, self.decay_per_day
         g = self.graph.g
         # networkx's own adjacency dicts, out-edges then in-edges (graph.incident's order),
         # with decayed_weight inlined: this runs for every edge of the subgraph
@@ -102,14 +104,16 @@ def expand(
     seeds: dict[str, float],
     config: ReadConfig,
     now: datetime,
+    decay_per_day: float,
     allowed: Callable[[str], bool] | None = None,
     pagerank: bool = True,
 ) -> Expansion:
-    """Seeds map node id -> score in (0, 1]. Returns what reached each node and from where."""
+    """Seeds map node id -> score in (0, 1]. Returns what reached each node and from where;
+    edges count at their weight decayed to ``now`` at the memory's ``decay_per_day``."""
     out = Expansion()
     if not seeds:
         return out
-    hood = _Neighbourhood(graph, timeline, config, now, allowed)
+    hood = _Neighbourhood(graph, timeline, config, now, decay_per_day, allowed)
     for seed in seeds:
         hood.add(seed)
     # level-synchronous max-product relaxation, tracking the originating seed (no self-echo)
