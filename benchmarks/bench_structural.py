@@ -313,7 +313,7 @@ def _concept_names(
 def structure(
     scenario: dict[str, Any], memory: TenantMemory, embedder: Embedder
 ) -> dict[str, float]:
-    """The earlier structural metrics (SPEC section 5) of one scenario."""
+    """The earlier structural metrics (metrics_structural.py) of one scenario."""
     graph = memory.graph
     tenant = scenario["scenario"]
     gold = scenario["gold"]

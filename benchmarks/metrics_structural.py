@@ -1,4 +1,4 @@
-"""Structural metrics of a memory graph against a CogEval-style gold graph (SPEC section 5).
+"""Structural metrics of a memory graph against a CogEval-style gold graph.
 
 Pure functions over numpy arrays, sets and networkx graphs, so each one is unit-tested on its
 own. The matching rules (issue 11):

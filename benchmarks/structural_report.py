@@ -30,7 +30,7 @@ ORACLE_COLUMNS = (
     "oracle_title_cosine",
 )
 
-# earlier structural metrics (SPEC section 5)
+# earlier structural metrics (metrics_structural.py)
 METRICS = (
     "concept_f1",
     "concept_f1@0.5",
@@ -292,7 +292,7 @@ def figures_markdown(run: Run) -> str:
         lines += ["", *locomo_markdown(run.locomo)]
     if mean:
         cols = ["events", "nodes", "edges", *METRICS]
-        lines += ["", "## Earlier structural metrics (SPEC section 5)", ""]
+        lines += ["", "## Earlier structural metrics", ""]
         rows = [[name, *(fmt(c, s.figures[c]) for c in cols)] for name, s in
                 run.scenarios.items()]  # fmt: skip
         rows.append(["**mean**", *(fmt(c, mean[c]) for c in cols)])
@@ -302,7 +302,7 @@ def figures_markdown(run: Run) -> str:
             "concept_f1 / concept_f1@0.5: concept title and text vs gold 'label: description' "
             "(cosine 0.75 / 0.5); intent_recall: intent title and text vs gold "
             "'label: trigger'; purity, compression, clustering, modularity, edge_entropy, "
-            "pagerank_gini, proactivity as in SPEC section 5.",
+            "pagerank_gini, proactivity as defined in benchmarks/metrics_structural.py.",
         ]
     lines += ["", "## Definitions", ""]
     lines += [f"- **{k}**: {v}" for k, v in DEFINITIONS.items()]

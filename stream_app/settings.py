@@ -125,7 +125,7 @@ class Settings(BaseSettings):
     kafka_standby_replicas: int = Field(default=0, ge=0, le=8)  # Faust standby table replicas
     kafka_advertised_host: str | None = None  # host other workers forward API requests to
 
-    # --- connectors (issue 5; docs/connectors.md)
+    # --- connectors (docs/connectors.md)
     webhook_url: str | None = None  # embedded mode: also POST every intent message here
     webhook_secret: SecretStr | None = None  # HMAC-SHA256 key of the X-Foldmem-Signature header
     # durable webhook delivery (stream_app.outbox.notify): backoff from webhook_backoff_s
