@@ -101,7 +101,6 @@ def build_hub(
             store,
             engine,
             outputs,
-            planner_name=settings.planner,
             admission=Admission.of(settings.max_future_days),
             locks=TenantLocks(settings.locks_path, settings.write_lock_timeout_s),
         )

@@ -68,6 +68,7 @@ def test_health_and_openapi(api: httpx.Client) -> None:
     health = api.get("/health").json()
     assert health["status"] == "ok" and health["tenants"] == 1
     assert health["embedder"] == "hashing-v1-256"
+    assert health["planner"] == "heuristic"  # the planner in use, not the setting ("auto")
     spec = api.get("/openapi.json").json()
     for path in (
         "/tenants",
