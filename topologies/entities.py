@@ -12,15 +12,13 @@ import bisect
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import structlog
 
 from schemas.graph import Node, NodeKind
+from topologies.graph import MemoryGraph
 from topologies.text import entity_weight, extract_entities
-
-if TYPE_CHECKING:
-    from topologies.memory import TenantMemory
 
 log = structlog.get_logger(__name__)
 
@@ -129,7 +127,16 @@ class EntityIndex:
         ]
 
 
-def rebuild_entity_index(memory: TenantMemory) -> EntityIndex:
+class EntityHolder(Protocol):
+    """What keeps an entity index beside its graph (:class:`TenantMemory` does); named here so
+    this module needs no import of the memory that imports it."""
+
+    tenant: str
+    graph: MemoryGraph
+    entities: EntityIndex
+
+
+def rebuild_entity_index(memory: EntityHolder) -> EntityIndex:
     """Rebuild ``memory.entities`` from the EVENT nodes (after a load; one pass, not per fold)."""
     index = memory.entities
     index.clear()
@@ -141,7 +148,7 @@ def rebuild_entity_index(memory: TenantMemory) -> EntityIndex:
     return index
 
 
-def ensure_entity_index(memory: TenantMemory, current: Node | None = None) -> EntityIndex:
+def ensure_entity_index(memory: EntityHolder, current: Node | None = None) -> EntityIndex:
     """Make sure ``current`` is indexed; rebuild when the index is behind the graph (a memory
     loaded without :meth:`TenantMemory.load`). The check is O(1) per fold."""
     if current is not None:
