@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -25,7 +25,12 @@ from typing import Any
 import orjson
 import structlog
 
-from schemas.errors import InvalidTransitionError, NotFoundError, PlanRejectedError
+from schemas.errors import (
+    FoldmemError,
+    InvalidTransitionError,
+    NotFoundError,
+    PlanRejectedError,
+)
 from schemas.events import RawEvent
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentMessage, IntentStatus, can_transition
@@ -35,10 +40,11 @@ from topologies.config import EngineConfig
 from topologies.consolidation import Consolidator
 from topologies.context import assemble_context, record_access
 from topologies.embedding import Embedder
+from topologies.embedding_memo import EmbeddingMemo
 from topologies.executor import PlanExecutor
 from topologies.facts.step import FactStep
 from topologies.intents import IntentEmergence, intent_view
-from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id
+from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id, merge_changes
 from topologies.naming import Namer
 from topologies.plan_bounds import PlanBounds
 from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest
@@ -67,7 +73,7 @@ class FoldResult:
     tenant: str
     event_id: str
     node_id: str
-    status: str  # folded | duplicate | fallback | empty
+    status: str  # folded | duplicate | fallback | empty | refused
     planner: str = ""
     ops: int = 0
     changes: list[ChangeSet] = field(default_factory=list)  # the stored raw event first
@@ -81,6 +87,28 @@ class FoldResult:
     def fold_changes(self) -> list[ChangeSet]:
         """What the fold itself changed, without the ingest commit."""
         return [c for c in self.changes if c is not self.stored]
+
+
+@dataclass
+class BatchResult:
+    """A batch folded in event order: ``stored`` (the raw events, handed to ``on_stored``
+    before any planning) and one FoldResult per event, in the order given."""
+
+    tenant: str
+    results: list[FoldResult]
+    stored: ChangeSet | None = None
+
+    @property
+    def fold_changes(self) -> list[ChangeSet]:
+        """Everything to commit once the batch is folded (the events' own ingest commits
+        included: they supersede ``stored``), merged per tenant."""
+        if len(self.results) == 1 and self.stored is self.results[0].stored:
+            return merge_changes(self.results[0].fold_changes)  # a batch of one
+        return merge_changes([c for r in self.results for c in r.changes])
+
+    @property
+    def messages(self) -> list[IntentMessage]:
+        return [m for r in self.results for m in r.messages]
 
 
 def count_planner(memory: TenantMemory, planner: str) -> None:
@@ -144,7 +172,9 @@ class FoldEngine:
         fallback: Planner | None = None,
         namer: Namer | None = None,
     ) -> None:
-        self.embedder = embedder
+        # one model call per batch for the texts known ahead (fold_batch prefetches them)
+        self.embedder = embedder if isinstance(embedder, EmbeddingMemo) else EmbeddingMemo(embedder)
+        embedder = self.embedder
         self.planner = planner
         self.fallback = fallback
         self.config = config or EngineConfig()
@@ -172,9 +202,64 @@ class FoldEngine:
     # ----------------------------------------------------------------- ingest
     def ingest(self, memory: TenantMemory, event: RawEvent) -> IngestResult:
         """Dedup and store the raw event as an EVENT node. Commits on its own."""
+        self._admit(memory, event)
+        found = self._resolve(memory, event)
+        if isinstance(found, IngestResult):
+            return found
+        event, node_id, previous, fingerprint = found
+        vector = self.embedder.embed([event.text or event.id])[0]
+        memory.begin()
+        try:
+            self._store(memory, event, node_id, previous, fingerprint, vector)
+        except BaseException:
+            memory.rollback()
+            raise
+        changes = memory.commit()
+        memory.entities.add_node(memory.graph.node(node_id))  # derived index, after commit
+        return IngestResult(event.id, node_id, duplicate=False, changes=changes, event=event)
+
+    def store_batch(
+        self, memory: TenantMemory, events: Sequence[RawEvent]
+    ) -> tuple[ChangeSet, dict[int, FoldmemError]]:
+        """What ingesting ``events`` in order stores, as one ChangeSet, leaving memory as it was.
+
+        A runtime persists it before any of the batch is planned (the raw events are durable
+        first); the fold then ingests each event again just before folding it, so an event is
+        folded against the memory the events before it left, never against later ones, and a
+        batch folds to the same graph as the same events one at a time. Events that cannot be
+        stored (another tenant's, a forgotten id) are returned by position, not stored.
+        """
+        refused: dict[int, FoldmemError] = {}
+        memory.begin()
+        try:
+            for position, event in enumerate(events):
+                try:
+                    self._admit(memory, event)
+                except FoldmemError as exc:
+                    refused[position] = exc
+                    continue
+                found = self._resolve(memory, event)
+                if isinstance(found, IngestResult):
+                    continue
+                stored, node_id, previous, fingerprint = found
+                vector = self.embedder.embed([stored.text or stored.id])[0]
+                self._store(memory, stored, node_id, previous, fingerprint, vector)
+            changes = memory.changes()
+        finally:
+            memory.rollback()
+        return changes, refused
+
+    @staticmethod
+    def _admit(memory: TenantMemory, event: RawEvent) -> None:
         if event.tenant != memory.tenant:
             raise PlanRejectedError(f"event for tenant {event.tenant!r} sent to {memory.tenant!r}")
         check_not_forgotten(memory, event.id)  # hard-deleted ids are refused (issue 7)
+
+    def _resolve(
+        self, memory: TenantMemory, event: RawEvent
+    ) -> IngestResult | tuple[RawEvent, str, Node | None, str]:
+        """A duplicate's IngestResult, or what to store: the event (a revision gets its own
+        id), its node id, the EVENT node it revises and its fingerprint."""
         fingerprint = event_fingerprint(event)
         node_id = event_node_id(memory.tenant, event.id)
         previous: Node | None = None
@@ -187,32 +272,33 @@ class FoldEngine:
             node_id = event_node_id(memory.tenant, event.id)
             if memory.event_state(event.id) is not None:
                 return IngestResult(event.id, node_id, duplicate=True, event=event)
-        vector = self.embedder.embed([event.text or event.id])[0]
-        memory.begin()
-        try:
-            node = event_to_node(event, node_id)
-            cues = goals.signals_attr(goals.event_signals(node))
-            memory.graph.add_node(
-                node.model_copy(
-                    update={
-                        "attrs": {**node.attrs, "fingerprint": fingerprint, goals.CUES_ATTR: cues}
-                    }
-                )
+        return event, node_id, previous, fingerprint
+
+    def _store(
+        self,
+        memory: TenantMemory,
+        event: RawEvent,
+        node_id: str,
+        previous: Node | None,
+        fingerprint: str,
+        vector: Vector,
+    ) -> None:
+        """The EVENT node, its vectors, its state and the clock; inside a transaction."""
+        node = event_to_node(event, node_id)
+        cues = goals.signals_attr(goals.event_signals(node))
+        memory.graph.add_node(
+            node.model_copy(
+                update={"attrs": {**node.attrs, "fingerprint": fingerprint, goals.CUES_ATTR: cues}}
             )
-            if previous is not None:
-                self._link_revision(memory, previous, node_id, event)
-            memory.index(NodeKind.EVENT).upsert(node_id, vector)
-            memory.index(POOL).upsert(node_id, topics.observe(memory, vector, self.config.topics))
-            self._trim_pool(memory)
-            memory.set_event_state(event.id, "stored")
-            now = self.stream_now(memory, event)
-            memory.set_meta(CLOCK_KEY, now.isoformat())
-        except BaseException:
-            memory.rollback()
-            raise
-        changes = memory.commit()
-        memory.entities.add_node(memory.graph.node(node_id))  # derived index, after commit
-        return IngestResult(event.id, node_id, duplicate=False, changes=changes, event=event)
+        )
+        if previous is not None:
+            self._link_revision(memory, previous, node_id, event)
+        memory.index(NodeKind.EVENT).upsert(node_id, vector)
+        memory.index(POOL).upsert(node_id, topics.observe(memory, vector, self.config.topics))
+        self._trim_pool(memory)
+        memory.set_event_state(event.id, "stored")
+        now = self.stream_now(memory, event)
+        memory.set_meta(CLOCK_KEY, now.isoformat())
 
     @staticmethod
     def _revision(
@@ -283,6 +369,46 @@ class FoldEngine:
             result.changes.insert(0, ingested.changes)
             result.stored = ingested.changes
         return result
+
+    async def fold_batch(
+        self,
+        memory: TenantMemory,
+        events: Sequence[RawEvent],
+        on_stored: Callable[[ChangeSet], None] | None = None,
+    ) -> BatchResult:
+        """Fold ``events`` (one tenant's, in order) as one batch.
+
+        Their texts (and their facts' statements) are embedded in one call; ``on_stored``
+        receives the raw events of the whole batch (``store_batch``) before any is planned;
+        then each event is ingested and folded in order, in memory only: the caller commits
+        ``BatchResult.fold_changes`` once. A crash before that commit leaves the batch's
+        events stored, not folded: a restart folds them again (``pending_events``). A batch of
+        one is ``fold``. Events refused at storing (another tenant's, a forgotten id) come
+        back with status "refused" and the error.
+        """
+        if len(events) == 1:
+            result = await self.fold(memory, events[0], on_stored)
+            return BatchResult(memory.tenant, [result], result.stored)
+        self.prefetch(memory, events)
+        stored, refused = self.store_batch(memory, events)
+        if not stored.empty and on_stored is not None:
+            on_stored(stored)
+        results: list[FoldResult] = []
+        for position, event in enumerate(events):
+            error = refused.get(position)
+            if error is not None:
+                node_id = event_node_id(memory.tenant, event.id)
+                refusal = FoldResult(memory.tenant, event.id, node_id, "refused", error=str(error))
+                results.append(refusal)
+                continue
+            results.append(await self.fold(memory, event))
+        return BatchResult(memory.tenant, results, stored)
+
+    def prefetch(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
+        """Embed the batch's known texts in one call (see topologies/embedding_memo.py)."""
+        texts = [event.text or event.id for event in events]
+        texts += self.facts.texts(memory, events)
+        self.embedder.prefetch(texts)
 
     async def fold_stored(self, memory: TenantMemory, event: RawEvent) -> FoldResult:
         """Plan and apply a stored (ingested, not yet folded) event."""

@@ -17,6 +17,7 @@ Skipped entirely when the tenant opted out of the ``facts`` layer.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -176,6 +177,19 @@ class FactStep:
             self._judged[key] = decisions
             while len(self._judged) > self._max_prepared:
                 self._judged.popitem(last=False)
+
+    def texts(self, memory: TenantMemory, events: Sequence[RawEvent]) -> list[str]:
+        """What ``apply`` will embed for these events with the deterministic extractor (the
+        statements and their topic phrases), for a batch to embed them in one call."""
+        if self.extractor is not None or not layer_enabled(memory, "facts"):
+            return []
+        out: list[str] = []
+        for event in events:
+            author = event_author(event)
+            for item in extract_items(event_text(event), self.extractor_config):
+                out.append(item.text)
+                out.append(slots_of(item.text, author).topic or item.text)
+        return out
 
     def extract(self, memory: TenantMemory, event: RawEvent) -> list[ExtractedItem]:
         prepared = self._prepared.pop((memory.tenant, event.id), None)
