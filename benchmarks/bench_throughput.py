@@ -1,0 +1,231 @@
+"""Fold throughput of the batched fold against the cost of embedding the same texts alone.
+
+    .venv/bin/python -m benchmarks.bench_throughput [--sizes 1000,10000,100000]
+        [--embedders hashing,minilm] [--minilm-max 10000] [--batch 64] [--stream 300]
+
+For each embedder and size N, one run on a fresh tenant:
+
+1. **fold**: the first N events of the seeded synthetic stream (``benchmarks.synthetic``)
+   folded with ``FoldEngine.fold_batch`` in batches of ``--batch`` (heuristic planner, engine
+   only, no store): events/s on the wall clock and CPU milliseconds per event (this process;
+   ONNX's threads count, other jobs on the machine do not);
+2. **embedding floor**: the same N event texts embedded alone, in batches of ``--batch``, by a
+   fresh embedder of the same kind: what no fold can beat. ``fold / floor`` reads as a ratio;
+3. **streaming**: ``--stream`` more events folded one at a time (a batch of one, as a live
+   stream arrives) on the graph the fold left: latency p50 / p99 per event.
+
+The default embedder's 100k run takes hours on two cores: ``--minilm-max`` (default 10,000)
+skips its larger sizes, which the table says. Writes ``benchmarks/results/throughput.md`` and
+``throughput.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from benchmarks.bench_fold import build_embedder
+from benchmarks.common import RESULTS, machine, quiet_logs, stamp
+from benchmarks.synthetic import SyntheticStream
+from schemas.events import RawEvent
+from topologies.config import EngineConfig
+from topologies.engine import FoldEngine
+from topologies.heuristic_planner import HeuristicPlanner
+from topologies.vector_index import use_single_thread
+
+TOPICS_PER_EVENT = 1 / 250  # synthetic themes: one per 250 events, at least 50
+
+
+@dataclass
+class Row:
+    embedder: str
+    events: int
+    nodes: int = 0
+    fold_s: float = 0.0
+    fold_cpu_s: float = 0.0
+    floor_s: float = 0.0
+    floor_cpu_s: float = 0.0
+    stream_ms: list[float] = field(default_factory=list)
+    stream_cpu_ms: list[float] = field(default_factory=list)
+
+    @property
+    def fold_rate(self) -> float:
+        return self.events / self.fold_s
+
+    @property
+    def floor_rate(self) -> float:
+        return self.events / self.floor_s
+
+    @property
+    def cpu_ms_per_event(self) -> float:
+        return 1000.0 * self.fold_cpu_s / self.events
+
+
+def stream_of(count: int) -> list[RawEvent]:
+    topics = max(50, int(count * TOPICS_PER_EVENT))
+    return list(SyntheticStream(seed=7, topics=topics).events(count))
+
+
+def embedding_floor(
+    embedder_name: str, events: Sequence[RawEvent], batch: int
+) -> tuple[float, float]:
+    """Wall and CPU seconds to embed the events' texts alone, ``batch`` at a time."""
+    embedder = build_embedder(embedder_name)
+    embedder.embed(["warm up"])  # the model's load is not embedding
+    texts = [event.text or event.id for event in events]
+    started, cpu = time.perf_counter(), time.process_time()
+    for start in range(0, len(texts), batch):
+        embedder.embed(texts[start : start + batch])
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+async def measure(embedder_name: str, size: int, batch: int, stream: int) -> Row:
+    events = stream_of(size + stream)
+    embedder = build_embedder(embedder_name)
+    config = EngineConfig()
+    engine = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
+    memory = engine.new_memory("bench")
+    engine.embedder.embed(["warm up"])
+    row = Row(embedder_name, size)
+    started, cpu = time.perf_counter(), time.process_time()
+    for start in range(0, size, batch):
+        await engine.fold_batch(memory, events[start : min(size, start + batch)])
+    row.fold_s, row.fold_cpu_s = time.perf_counter() - started, time.process_time() - cpu
+    for event in events[size:]:
+        one, one_cpu = time.perf_counter(), time.process_time()
+        await engine.fold_batch(memory, [event])
+        row.stream_ms.append(1000.0 * (time.perf_counter() - one))
+        row.stream_cpu_ms.append(1000.0 * (time.process_time() - one_cpu))
+    row.nodes = len(memory.graph)
+    row.floor_s, row.floor_cpu_s = embedding_floor(embedder_name, events[:size], batch)
+    print(summary(row), flush=True)
+    return row
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def summary(row: Row) -> str:
+    return (
+        f"{row.embedder} {row.events}: fold {row.fold_rate:.0f} ev/s "
+        f"({row.cpu_ms_per_event:.2f} CPU ms/ev), floor {row.floor_rate:.0f} ev/s, "
+        f"stream p50 {pct(row.stream_ms, 50):.1f} ms p99 {pct(row.stream_ms, 99):.1f} ms"
+    )
+
+
+def table(rows: Sequence[Row], skipped: Sequence[str]) -> list[str]:
+    lines = [
+        "| embedder | events | nodes | fold events/s | fold CPU ms/event | embedding-only "
+        "events/s | fold / embedding-only | streaming p50 ms | streaming p99 ms | "
+        "streaming CPU p99 ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.embedder} | {r.events:,} | {r.nodes:,} | {r.fold_rate:.0f} | "
+            f"{r.cpu_ms_per_event:.2f} | {r.floor_rate:.0f} | {r.fold_rate / r.floor_rate:.2f} | "
+            f"{pct(r.stream_ms, 50):.1f} | {pct(r.stream_ms, 99):.1f} | "
+            f"{pct(r.stream_cpu_ms, 99):.1f} |"
+        )
+    lines += [f"| {name} | (skipped: see --minilm-max) | | | | | | | | |" for name in skipped]
+    return lines
+
+
+def flatness(rows: Sequence[Row]) -> list[str]:
+    """Per-event CPU cost at each size relative to the smallest size of the same embedder."""
+    out = []
+    for name in dict.fromkeys(r.embedder for r in rows):
+        mine = [r for r in rows if r.embedder == name]
+        base = mine[0]
+        ratios = ", ".join(
+            f"{r.events:,}: {r.cpu_ms_per_event / base.cpu_ms_per_event:.2f}x" for r in mine[1:]
+        )
+        if ratios:
+            out.append(f"- {name}: CPU per event vs {base.events:,} events: {ratios}")
+    return out
+
+
+def write(rows: Sequence[Row], skipped: Sequence[str], command: str, batch: int) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# Fold throughput: batched fold vs embedding alone",
+        "",
+        f"- date: {stamp()}; machine: {machine()} (shared with other jobs: wall-clock "
+        "figures are noisy, CPU figures less so)",
+        f"- command: `{command}`",
+        f"- heuristic planner, engine only (no store), batches of {batch}; streaming: one "
+        "event at a time on the graph the fold left",
+        "",
+        *table(rows, skipped),
+        "",
+        *flatness(rows),
+        "",
+        "![throughput](throughput.png)",
+    ]
+    (RESULTS / "throughput.md").write_text("\n".join(lines) + "\n")
+    plot(rows)
+
+
+def plot(rows: Sequence[Row]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for name in dict.fromkeys(r.embedder for r in rows):
+        mine = [r for r in rows if r.embedder == name]
+        sizes = [r.events for r in mine]
+        ax.plot(sizes, [r.fold_rate for r in mine], marker="o", label=f"fold ({name})")
+        ax.plot(sizes, [r.floor_rate for r in mine], marker="s", ls="--",
+                label=f"embedding only ({name})")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("events folded")
+    ax.set_ylabel("events/s")
+    ax.set_title("Batched fold vs embedding alone")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "throughput.png", dpi=120)
+
+
+async def run(args: argparse.Namespace) -> tuple[list[Row], list[str]]:
+    use_single_thread()  # as the runtime does (stream_app.factory.build_engine)
+    rows: list[Row] = []
+    skipped: list[str] = []
+    for name in args.embedders.split(","):
+        for size in (int(s) for s in args.sizes.split(",")):
+            if name == "minilm" and size > args.minilm_max:
+                skipped.append(f"{name} {size:,}")
+                continue
+            rows.append(await measure(name, size, args.batch, args.stream))
+    return rows, skipped
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--embedders", default="hashing,minilm")
+    parser.add_argument("--minilm-max", type=int, default=10_000)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--stream", type=int, default=300, help="events folded one at a time")
+    args = parser.parse_args()
+    quiet_logs()
+    rows, skipped = asyncio.run(run(args))
+    command = (
+        f"python -m benchmarks.bench_throughput --sizes {args.sizes} --embedders "
+        f"{args.embedders} --minilm-max {args.minilm_max} --batch {args.batch} "
+        f"--stream {args.stream}"
+    )
+    write(rows, skipped, command, args.batch)
+
+
+if __name__ == "__main__":
+    main()
