@@ -16,16 +16,21 @@ For each embedder and size N, one run on a fresh tenant:
 
 The default embedder's 100k run takes hours on two cores: ``--minilm-max`` (default 10,000)
 skips its larger sizes, which the table says. Writes ``benchmarks/results/throughput.md`` and
-``throughput.png``.
+``throughput.png``; ``--rows PATH`` also keeps every row measured in a JSON-lines file and
+renders the table from all of them, so sizes measured by separate runs share one table.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import json
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -52,6 +57,7 @@ class Row:
     floor_cpu_s: float = 0.0
     stream_ms: list[float] = field(default_factory=list)
     stream_cpu_ms: list[float] = field(default_factory=list)
+    measured: str = ""  # date and load average when measured
 
     @property
     def fold_rate(self) -> float:
@@ -90,7 +96,8 @@ async def measure(embedder_name: str, size: int, batch: int, stream: int) -> Row
     config = EngineConfig()
     engine = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
     memory = engine.new_memory("bench")
-    engine.embedder.embed(["warm up"])
+    warm = events[0].model_copy(update={"tenant": "warm-up"})
+    await engine.fold_batch(engine.new_memory("warm-up"), [warm])  # models load: not folding
     row = Row(embedder_name, size)
     started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, size, batch):
@@ -103,6 +110,7 @@ async def measure(embedder_name: str, size: int, batch: int, stream: int) -> Row
         row.stream_cpu_ms.append(1000.0 * (time.process_time() - one_cpu))
     row.nodes = len(memory.graph)
     row.floor_s, row.floor_cpu_s = embedding_floor(embedder_name, events[:size], batch)
+    row.measured = f"{stamp()}, load average {os.getloadavg()[0]:.1f}"
     print(summary(row), flush=True)
     return row
 
@@ -121,19 +129,19 @@ def summary(row: Row) -> str:
 
 def table(rows: Sequence[Row], skipped: Sequence[str]) -> list[str]:
     lines = [
-        "| embedder | events | nodes | fold events/s | fold CPU ms/event | embedding-only "
-        "events/s | fold / embedding-only | streaming p50 ms | streaming p99 ms | "
+        "| embedder | events | measured | nodes | fold events/s | fold CPU ms/event | "
+        "embedding-only events/s | fold / embedding-only | streaming p50 ms | streaming p99 ms | "
         "streaming CPU p99 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r.embedder} | {r.events:,} | {r.nodes:,} | {r.fold_rate:.0f} | "
+            f"| {r.embedder} | {r.events:,} | {r.measured} | {r.nodes:,} | {r.fold_rate:.0f} | "
             f"{r.cpu_ms_per_event:.2f} | {r.floor_rate:.0f} | {r.fold_rate / r.floor_rate:.2f} | "
             f"{pct(r.stream_ms, 50):.1f} | {pct(r.stream_ms, 99):.1f} | "
             f"{pct(r.stream_cpu_ms, 99):.1f} |"
         )
-    lines += [f"| {name} | (skipped: see --minilm-max) | | | | | | | | |" for name in skipped]
+    lines += [f"| {name} | (skipped: see --minilm-max) | | | | | | | | | |" for name in skipped]
     return lines
 
 
@@ -209,6 +217,20 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], list[str]]:
     return rows, skipped
 
 
+def kept_rows(path: Path, new: Sequence[Row]) -> list[Row]:
+    """Append ``new`` to the JSON-lines file; every row it holds, the latest per (embedder,
+    size), ordered by embedder then size."""
+    with path.open("a") as out:
+        for row in new:
+            out.write(json.dumps(dataclasses.asdict(row)) + "\n")
+    latest: dict[tuple[str, int], Row] = {}
+    for line in path.read_text().splitlines():
+        row = Row(**json.loads(line))
+        latest[(row.embedder, row.events)] = row
+    order = {"hashing": 0, "minilm": 1}
+    return sorted(latest.values(), key=lambda r: (order.get(r.embedder, 2), r.events))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", default="1000,10000,100000")
@@ -216,9 +238,12 @@ def main() -> None:
     parser.add_argument("--minilm-max", type=int, default=10_000)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--stream", type=int, default=300, help="events folded one at a time")
+    parser.add_argument("--rows", type=Path, default=None, help="JSON lines of rows to keep")
     args = parser.parse_args()
     quiet_logs()
     rows, skipped = asyncio.run(run(args))
+    if args.rows is not None:
+        rows = kept_rows(args.rows, rows)
     command = (
         f"python -m benchmarks.bench_throughput --sizes {args.sizes} --embedders "
         f"{args.embedders} --minilm-max {args.minilm_max} --batch {args.batch} "
