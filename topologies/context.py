@@ -229,28 +229,28 @@ def _pagerank(
     A sparse power iteration: the subgraph has at most ``max_candidates`` nodes, where
     building a networkx graph per fold cost more than the ranking itself.
     """
-    position = {nid: i for i, nid in enumerate(order)}
-    src: list[int] = []
-    dst: list[int] = []
-    w0: list[npt.NDArray[np.float64]] = []
-    t_last: list[npt.NDArray[np.float64]] = []
-    for node_id in order:
-        i = position[node_id]
-        entry = memory.edge_cache.get(memory.graph, node_id, decay_per_day)
-        keep = [(k, position.get(other, -1)) for k, other in enumerate(entry.out_ids)]
-        keep = [(k, j) for k, j in keep if j >= 0 and j != i]
-        if not keep:
-            continue
-        picks = [k for k, _ in keep]
-        src.extend([i] * len(keep))
-        dst.extend(j for _, j in keep)
-        w0.append(entry.out_w0[picks])
-        t_last.append(entry.out_t[picks])
-    weights: list[float] = []
-    if src:  # every edge's decayed weight once, as one array
-        weight = decayed(np.concatenate(w0), np.concatenate(t_last), now, decay_per_day)
-        weights = [*weight.tolist(), *weight.tolist()]
-    rows, cols = [*src, *dst], [*dst, *src]
+    cache, graph = memory.edge_cache, memory.graph
+    entries = [cache.get(graph, nid, decay_per_day) for nid in order]
+    keys = np.array([cache.key(nid) for nid in order], dtype=np.int64)
+    rows = cols = np.zeros(0, dtype=np.intp)
+    weights = np.zeros(0)
+    if entries and any(len(e.out_keys) for e in entries):
+        # every candidate's kept outgoing edges in one array, in candidate order; those whose
+        # target is another candidate are the subgraph's edges
+        targets = np.concatenate([e.out_keys for e in entries])
+        sources = np.repeat(np.arange(len(order)), [len(e.out_keys) for e in entries])
+        by_key = np.argsort(keys)
+        at = np.minimum(np.searchsorted(keys, targets, sorter=by_key), len(keys) - 1)
+        found = by_key[at]
+        inside = (keys[found] == targets) & (found != sources)
+        src, dst = sources[inside], found[inside]
+        w0 = np.concatenate([e.out_w0 for e in entries])[inside]
+        t_last = np.concatenate([e.out_t for e in entries])[inside]
+        weight = decayed(w0, t_last, now, decay_per_day)  # each edge's weight once per fold
+        # both directions of each edge, pair by pair (duplicates add up in the same order)
+        rows = np.column_stack([src, dst]).ravel()
+        cols = np.column_stack([dst, src]).ravel()
+        weights = np.repeat(weight, 2)
     seeds = np.array([max(0.0, knn.get(nid, 0.0)) for nid in order], dtype=np.float64)
     if seeds.sum() <= 0:
         seeds = np.ones(len(order))
@@ -259,9 +259,9 @@ def _pagerank(
 
 def personalized_pagerank(
     size: int,
-    rows: list[int],
-    cols: list[int],
-    weights: list[float],
+    rows: npt.ArrayLike,
+    cols: npt.ArrayLike,
+    weights: npt.ArrayLike,
     seeds: npt.NDArray[np.float64],
     alpha: float,
     tol: float = 1e-8,

@@ -38,6 +38,7 @@ class NodeEdges:
     stamp: int
     ranked: list[tuple[str, Edge]]  # (other end, edge), strongest first
     out_ids: list[str]  # outgoing edges' targets (the PageRank rows)
+    out_keys: npt.NDArray[np.int64]  # ... as the cache's integer keys (EdgeCache.key)
     out_w0: npt.NDArray[np.float64]
     out_t: npt.NDArray[np.float64]  # t_last, seconds since the epoch
 
@@ -71,18 +72,30 @@ class EdgeCache:
         self.max_nodes = max_nodes
         self._decay: float | None = None
         self._entries: dict[str, NodeEdges] = {}
+        self._keys: dict[str, int] = {}  # node id -> integer key, for array lookups
+
+    def key(self, node_id: str) -> int:
+        """A small integer standing for the node id (stable while the cache is not reset)."""
+        found = self._keys.get(node_id)
+        if found is None:
+            found = self._keys[node_id] = len(self._keys)
+        return found
 
     def get(self, graph: MemoryGraph, node_id: str, decay_per_day: float) -> NodeEdges:
         if decay_per_day != self._decay:
-            self._entries.clear()
+            self._reset()
             self._decay = decay_per_day
         stamp = graph.edge_stamp(node_id)
         entry = self._entries.get(node_id)
         if entry is None or entry.stamp != stamp:
-            if len(self._entries) >= self.max_nodes:
-                self._entries.clear()
+            if len(self._keys) >= self.max_nodes:
+                self._reset()
             entry = self._entries[node_id] = self._scan(graph, node_id, stamp, decay_per_day)
         return entry
+
+    def _reset(self) -> None:
+        self._entries.clear()
+        self._keys.clear()
 
     def strongest(
         self, graph: MemoryGraph, node_id: str, fanout: int, decay_per_day: float
@@ -110,6 +123,7 @@ class EdgeCache:
             stamp=stamp,
             ranked=ranked,
             out_ids=[e.dst for e in outgoing],
+            out_keys=np.array([self.key(e.dst) for e in outgoing], dtype=np.int64),
             out_w0=np.array([e.w0 for e in outgoing], dtype=np.float64),
             out_t=np.array([e.t_last.timestamp() for e in outgoing], dtype=np.float64),
         )
