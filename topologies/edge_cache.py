@@ -22,13 +22,16 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from schemas.graph import Edge
+from schemas.graph import Edge, EdgeKind, NodeKind
 from topologies.graph import MemoryGraph
 
 SECONDS_PER_DAY = 86400.0
 EDGE_SCAN_CAP = 256  # incident edges looked at per node when picking the strongest
 KIND_SCAN_CAP = 12  # ... the newest of each edge kind and direction (= max_fanout: within a
 # kind, edges share a prior weight, so the newest are the least decayed)
+
+
+EvidenceRow = tuple[str, float, Edge]  # source EVENT node, its event time (seconds), the edge
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class EdgeCache:
         self._decay: float | None = None
         self._entries: dict[str, NodeEdges] = {}
         self._keys: dict[str, int] = {}  # node id -> integer key, for array lookups
+        self._evidence: dict[tuple[str, EdgeKind], tuple[int, list[EvidenceRow]]] = {}
 
     def key(self, node_id: str) -> int:
         """A small integer standing for the node id (stable while the cache is not reset)."""
@@ -96,6 +100,28 @@ class EdgeCache:
     def _reset(self) -> None:
         self._entries.clear()
         self._keys.clear()
+        self._evidence.clear()
+
+    def evidence(
+        self, graph: MemoryGraph, node_id: str, kind: EdgeKind, limit: int
+    ) -> list[EvidenceRow]:
+        """The EVENT nodes among the newest ``limit`` sources of ``kind`` in-edges (newest
+        first), with their event time (seconds) and the edge: intent emergence's evidence
+        scan, kept while the node's edges do not change."""
+        stamp = graph.edge_stamp(node_id)
+        found = self._evidence.get((node_id, kind))
+        if found is not None and found[0] == stamp:
+            return found[1]
+        if len(self._evidence) >= self.max_nodes:
+            self._evidence.clear()
+        rows: list[EvidenceRow] = []
+        for src in graph.recent_sources(node_id, kind, limit):
+            node = graph.node(src)
+            edge = graph.edge(src, node_id, kind)
+            if node.kind == NodeKind.EVENT and node.ts is not None and edge is not None:
+                rows.append((src, node.ts.timestamp(), edge))
+        self._evidence[(node_id, kind)] = (stamp, rows)
+        return rows
 
     def strongest(
         self, graph: MemoryGraph, node_id: str, fanout: int, decay_per_day: float
