@@ -58,6 +58,7 @@ class Row:
     stream_ms: list[float] = field(default_factory=list)
     stream_cpu_ms: list[float] = field(default_factory=list)
     measured: str = ""  # date and load average when measured
+    command: str = ""  # the run that measured it
 
     @property
     def fold_rate(self) -> float:
@@ -66,6 +67,16 @@ class Row:
     @property
     def floor_rate(self) -> float:
         return self.events / self.floor_s
+
+    @property
+    def fold_cpu_rate(self) -> float:
+        """Events per CPU-second of this process: the rate on an idle core (MiniLM's two
+        threads both count)."""
+        return self.events / self.fold_cpu_s
+
+    @property
+    def floor_cpu_rate(self) -> float:
+        return self.events / self.floor_cpu_s
 
     @property
     def cpu_ms_per_event(self) -> float:
@@ -129,19 +140,21 @@ def summary(row: Row) -> str:
 
 def table(rows: Sequence[Row], skipped: Sequence[str]) -> list[str]:
     lines = [
-        "| embedder | events | measured | nodes | fold events/s | fold CPU ms/event | "
-        "embedding-only events/s | fold / embedding-only | streaming p50 ms | streaming p99 ms | "
-        "streaming CPU p99 ms |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| embedder | events | measured | nodes | fold events/s | embedding-only events/s | "
+        "fold / embedding-only | fold events per CPU-s | embedding-only events per CPU-s | "
+        "fold / embedding-only (CPU) | fold CPU ms/event | streaming p50 ms | streaming p99 ms "
+        "| streaming CPU p99 ms |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r.embedder} | {r.events:,} | {r.measured} | {r.nodes:,} | {r.fold_rate:.0f} | "
-            f"{r.cpu_ms_per_event:.2f} | {r.floor_rate:.0f} | {r.fold_rate / r.floor_rate:.2f} | "
-            f"{pct(r.stream_ms, 50):.1f} | {pct(r.stream_ms, 99):.1f} | "
-            f"{pct(r.stream_cpu_ms, 99):.1f} |"
+            f"{r.floor_rate:.0f} | {r.fold_rate / r.floor_rate:.2f} | {r.fold_cpu_rate:.0f} | "
+            f"{r.floor_cpu_rate:.0f} | {r.fold_cpu_rate / r.floor_cpu_rate:.2f} | "
+            f"{r.cpu_ms_per_event:.2f} | {pct(r.stream_ms, 50):.1f} | "
+            f"{pct(r.stream_ms, 99):.1f} | {pct(r.stream_cpu_ms, 99):.1f} |"
         )
-    lines += [f"| {name} | (skipped: see --minilm-max) | | | | | | | | | |" for name in skipped]
+    lines += [f"| {name} | (skipped: see --minilm-max) |" + " |" * 12 for name in skipped]
     return lines
 
 
@@ -161,12 +174,13 @@ def flatness(rows: Sequence[Row]) -> list[str]:
 
 def write(rows: Sequence[Row], skipped: Sequence[str], command: str, batch: int) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
+    commands = list(dict.fromkeys(r.command for r in rows if r.command)) or [command]
     lines = [
         "# Fold throughput: batched fold vs embedding alone",
         "",
         f"- date: {stamp()}; machine: {machine()} (shared with other jobs: wall-clock "
         "figures are noisy, CPU figures less so)",
-        f"- command: `{command}`",
+        *(f"- command: `{c}`" for c in commands),
         f"- heuristic planner, engine only (no store), batches of {batch}; streaming: one "
         "event at a time on the graph the fold left",
         "",
@@ -239,16 +253,21 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--stream", type=int, default=300, help="events folded one at a time")
     parser.add_argument("--rows", type=Path, default=None, help="JSON lines of rows to keep")
+    parser.add_argument(
+        "--render-only", action="store_true", help="measure nothing: write the --rows table"
+    )
     args = parser.parse_args()
     quiet_logs()
-    rows, skipped = asyncio.run(run(args))
-    if args.rows is not None:
-        rows = kept_rows(args.rows, rows)
     command = (
         f"python -m benchmarks.bench_throughput --sizes {args.sizes} --embedders "
         f"{args.embedders} --minilm-max {args.minilm_max} --batch {args.batch} "
-        f"--stream {args.stream}"
+        f"--stream {args.stream}" + (f" --rows {args.rows}" if args.rows else "")
     )
+    rows, skipped = ([], []) if args.render_only else asyncio.run(run(args))
+    for row in rows:
+        row.command = command
+    if args.rows is not None:
+        rows = kept_rows(args.rows, rows)
     write(rows, skipped, command, args.batch)
 
 
