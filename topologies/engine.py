@@ -7,6 +7,10 @@
    transaction back; the fallback planner's plan is tried next, then an empty plan, so the
    event always ends folded.
 
+3. ``fold_batch``: a batch of one tenant's events; the raw events are handed over (the
+   tenant's inbox) before any is planned, then each is ingested and folded as above, in memory,
+   and the caller commits the batch's changes once (see ``fold_batch``).
+
 Time is the stream clock: the latest event time seen by the tenant (events may arrive out of
 order), so replaying a stream reproduces the same graph. An event dated after it arrived (a
 meeting planned for next month, stamped ``received_at`` by the runtime's edge) moves the clock
@@ -58,6 +62,7 @@ log = structlog.get_logger(__name__)
 CLOCK_KEY = "clock"
 REVISION_KEY = "revision:"  # + RawEvent id -> EVENT node id of its latest revision
 EVENTS_FOLDED_KEY = "events_folded"
+INBOX_KEY = "inbox"  # raw events of a batch stored and not folded yet (see fold_batch)
 
 
 @dataclass
@@ -92,24 +97,30 @@ class FoldResult:
 
 @dataclass
 class BatchResult:
-    """A batch folded in event order: ``stored`` (the raw events, handed to ``on_stored``
-    before any planning) and one FoldResult per event, in the order given."""
+    """A batch folded in event order: one FoldResult per event given, in that order, and
+    ``recovered``: the events of an earlier batch that was stored and never folded (a crash
+    between its two commits), folded first."""
 
     tenant: str
     results: list[FoldResult]
-    stored: ChangeSet | None = None
+    recovered: list[FoldResult] = field(default_factory=list)
+    stored: ChangeSet | None = None  # what was handed to ``on_stored``
+    changes: list[ChangeSet] = field(default_factory=list)  # everything to commit, in order
 
     @property
     def fold_changes(self) -> list[ChangeSet]:
-        """Everything to commit once the batch is folded (the events' own ingest commits
-        included: they supersede ``stored``), merged per tenant."""
-        if len(self.results) == 1 and self.stored is self.results[0].stored:
-            return merge_changes(self.results[0].fold_changes)  # a batch of one
-        return merge_changes([c for r in self.results for c in r.changes])
+        """What to commit once the batch is folded (everything but ``stored``), merged."""
+        return merge_changes(self.changes)
 
     @property
     def messages(self) -> list[IntentMessage]:
-        return [m for r in self.results for m in r.messages]
+        return [m for r in [*self.recovered, *self.results] for m in r.messages]
+
+
+def inbox_changes(tenant: str, events: Sequence[RawEvent]) -> ChangeSet:
+    """The ChangeSet that stores a batch's raw events in the tenant's inbox."""
+    raw = [event.model_dump(mode="json") for event in events]
+    return ChangeSet(tenant=tenant, meta={INBOX_KEY: raw})
 
 
 def count_planner(memory: TenantMemory, planner: str) -> None:
@@ -218,37 +229,6 @@ class FoldEngine:
         changes = memory.commit()
         memory.entities.add_node(memory.graph.node(node_id))  # derived index, after commit
         return IngestResult(event.id, node_id, duplicate=False, changes=changes, event=event)
-
-    def store_batch(
-        self, memory: TenantMemory, events: Sequence[RawEvent]
-    ) -> tuple[ChangeSet, dict[int, FoldmemError]]:
-        """What ingesting ``events`` in order stores, as one ChangeSet, leaving memory as it was.
-
-        A runtime persists it before any of the batch is planned (the raw events are durable
-        first); the fold then ingests each event again just before folding it, so an event is
-        folded against the memory the events before it left, never against later ones, and a
-        batch folds to the same graph as the same events one at a time. Events that cannot be
-        stored (another tenant's, a forgotten id) are returned by position, not stored.
-        """
-        refused: dict[int, FoldmemError] = {}
-        memory.begin()
-        try:
-            for position, event in enumerate(events):
-                try:
-                    self._admit(memory, event)
-                except FoldmemError as exc:
-                    refused[position] = exc
-                    continue
-                found = self._resolve(memory, event)
-                if isinstance(found, IngestResult):
-                    continue
-                stored, node_id, previous, fingerprint = found
-                vector = self.embedder.embed([stored.text or stored.id])[0]
-                self._store(memory, stored, node_id, previous, fingerprint, vector)
-            changes = memory.changes()
-        finally:
-            memory.rollback()
-        return changes, refused
 
     @staticmethod
     def _admit(memory: TenantMemory, event: RawEvent) -> None:
@@ -379,32 +359,57 @@ class FoldEngine:
     ) -> BatchResult:
         """Fold ``events`` (one tenant's, in order) as one batch.
 
-        Their texts (and their facts' statements) are embedded in one call; ``on_stored``
-        receives the raw events of the whole batch (``store_batch``) before any is planned;
-        then each event is ingested and folded in order, in memory only: the caller commits
-        ``BatchResult.fold_changes`` once. A crash before that commit leaves the batch's
-        events stored, not folded: a restart folds them again (``pending_events``). A batch of
-        one is ``fold``. Events refused at storing (another tenant's, a forgotten id) come
-        back with status "refused" and the error.
+        ``on_stored`` receives the batch's raw events before any is planned: the tenant's
+        inbox (``INBOX_KEY`` in its meta, not in memory). Then their texts (and their facts'
+        statements) are embedded in one call and each event is ingested and folded in order,
+        in memory only; the caller commits ``BatchResult.fold_changes`` once, which empties
+        the inbox. A crash before that commit leaves the inbox: the next batch (or
+        ``recover_inbox``) folds its events first, from the memory they would have met, so
+        the graph is the one an uninterrupted run folds. A batch of one is ``fold``. An event
+        refused by ``ingest`` (another tenant's, a forgotten id) is returned with status
+        "refused" and the error; the others fold.
         """
-        if len(events) == 1:
+        pending = self.inbox(memory)
+        if len(events) == 1 and not pending:
             result = await self.fold(memory, events[0], on_stored)
-            return BatchResult(memory.tenant, [result], result.stored)
-        self.prefetch(memory, events)
-        stored, refused = self.store_batch(memory, events)
-        if not stored.empty and on_stored is not None:
-            on_stored(stored)
-        results: list[FoldResult] = []
-        for position, event in enumerate(events):
-            error = refused.get(position)
-            if error is not None:
-                node_id = event_node_id(memory.tenant, event.id)
-                refusal = FoldResult(memory.tenant, event.id, node_id, "refused", error=str(error))
-                results.append(refusal)
-                continue
-            results.append(await self.fold(memory, event))
-            await asyncio.sleep(0)  # a server's other tasks (its API) run between two events
-        return BatchResult(memory.tenant, results, stored)
+            changes = result.fold_changes if on_stored is not None else result.changes
+            return BatchResult(memory.tenant, [result], stored=result.stored, changes=changes)
+        batch = BatchResult(memory.tenant, [])
+        if on_stored is not None and events:
+            batch.stored = inbox_changes(memory.tenant, [*pending, *events])
+            on_stored(batch.stored)
+        self.prefetch(memory, [*pending, *events])
+        for target, todo in ((batch.recovered, pending), (batch.results, events)):
+            for event in todo:
+                target.append(await self._fold_or_refuse(memory, event))
+                batch.changes.extend(target[-1].changes)
+                await asyncio.sleep(0)  # a server's other tasks (its API) run between events
+        if batch.stored is not None or pending:
+            batch.changes.append(self._empty_inbox(memory))
+        return batch
+
+    async def recover_inbox(self, memory: TenantMemory) -> BatchResult:
+        """Fold the events of a batch that was stored and never folded (after a crash)."""
+        return await self.fold_batch(memory, [])
+
+    @staticmethod
+    def inbox(memory: TenantMemory) -> list[RawEvent]:
+        """The raw events of a batch stored and not folded yet (empty unless a crash)."""
+        return [RawEvent.model_validate(raw) for raw in memory.meta.get(INBOX_KEY) or ()]
+
+    async def _fold_or_refuse(self, memory: TenantMemory, event: RawEvent) -> FoldResult:
+        try:
+            return await self.fold(memory, event)
+        except FoldmemError as exc:  # refused by ingest; the batch goes on
+            node_id = event_node_id(memory.tenant, event.id)
+            log.info("event_refused", tenant=memory.tenant, event_id=event.id, reason=str(exc))
+            return FoldResult(memory.tenant, event.id, node_id, "refused", error=str(exc))
+
+    @staticmethod
+    def _empty_inbox(memory: TenantMemory) -> ChangeSet:
+        memory.begin()
+        memory.set_meta(INBOX_KEY, None)
+        return memory.commit()
 
     def prefetch(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
         """Embed the batch's known texts in one call (see topologies/embedding_memo.py)."""

@@ -13,9 +13,9 @@ from tests.engine.fold_helpers import dump
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.embedding_memo import EmbeddingMemo
-from topologies.engine import FoldEngine, node_to_event
+from topologies.engine import INBOX_KEY, FoldEngine
 from topologies.heuristic_planner import HeuristicPlanner
-from topologies.memory import ChangeSet, TenantMemory, event_node_id, merge_changes
+from topologies.memory import ChangeSet, TenantMemory, merge_changes
 from topologies.planner import PlanRequest
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_stream.jsonl"
@@ -78,44 +78,35 @@ async def test_the_batch_raw_events_are_handed_over_before_any_is_planned(
     memory = engine.new_memory("alice")
     result = await engine.fold_batch(memory, events, on_stored=handed.append)
     assert len(handed) == 1 and planned_after == [1] * len(events)
-    assert handed[0].events == {e.id: "stored" for e in events}
+    assert [e["id"] for e in handed[0].meta[INBOX_KEY]] == [e.id for e in events]
     assert [r.status for r in result.results] == ["folded"] * len(events)
     (folded,) = result.fold_changes  # one ChangeSet to commit for the whole batch
     assert folded.events == {e.id: "folded" for e in events}
+    assert folded.meta[INBOX_KEY] is None and INBOX_KEY not in memory.meta
 
 
-async def test_storing_a_batch_leaves_memory_as_it_was(embedder: HashingEmbedder) -> None:
+async def test_a_crash_between_the_two_commits_folds_the_batch_as_if_none_happened(
+    embedder: HashingEmbedder,
+) -> None:
+    """The process dies after the second batch's raw events were persisted, before its fold
+    commit: the reloaded memory folds them first, to the graph of an uninterrupted run."""
+    events = sample_events(30)
+    reference = await fold_in_batches(heuristic_engine(HashingEmbedder(dim=256)), events, 10)
     engine = heuristic_engine(embedder)
-    memory = await fold_in_batches(engine, sample_events(10), 5)
-    before = dump(memory)
-    stored, refused = engine.store_batch(memory, sample_events(20)[10:])
-    assert dump(memory) == before and not refused
-    assert len(stored.events) == 10
-
-
-async def test_a_crash_after_storing_refolds_every_event_once(embedder: HashingEmbedder) -> None:
-    """The process dies after the batch's raw events were persisted, before its fold commit:
-    the reloaded memory folds each stored event exactly once."""
-    events = sample_events(12)
-    engine = heuristic_engine(embedder)
+    memory = engine.new_memory("alice")
     persisted: list[ChangeSet] = []
-    await engine.fold_batch(engine.new_memory("alice"), events, on_stored=persisted.append)
+    first = await engine.fold_batch(memory, events[:10], on_stored=persisted.append)
+    persisted.extend(first.fold_changes)
+    await engine.fold_batch(memory, events[10:20], on_stored=persisted.append)  # not committed
     restarted = heuristic_engine(HashingEmbedder(dim=256))
-    memory = load_changes(restarted, persisted)  # the fold commit never happened
-    pending = sorted(
-        (
-            node_to_event(memory.graph.node(event_node_id("alice", eid)))
-            for eid in memory.pending_events()
-        ),
-        key=lambda e: e.ts,
-    )
-    assert [e.id for e in pending] == [e.id for e in sorted(events, key=lambda e: e.ts)]
-    results = [await restarted.fold(memory, event) for event in pending]
-    assert {r.status for r in results} == {"folded"}
-    assert memory.meta["events_folded"] == len(events)
-    assert set(memory.event_states.values()) == {"folded"}
-    refold = await restarted.fold_batch(memory, events)  # the source sends them again
-    assert {r.status for r in refold.results} == {"duplicate"}
+    memory = load_changes(restarted, persisted)
+    assert [e.id for e in restarted.inbox(memory)] == [e.id for e in events[10:20]]
+    result = await restarted.fold_batch(memory, events[20:])  # the stream goes on
+    assert [r.status for r in result.recovered] == ["folded"] * 10
+    assert [r.status for r in result.results] == ["folded"] * 10
+    assert dump(memory) == dump(reference)
+    again = await restarted.fold_batch(memory, events[10:20])  # the source sends them again
+    assert {r.status for r in again.results} == {"duplicate"}
 
 
 async def test_an_event_that_cannot_be_stored_does_not_stop_its_batch(
