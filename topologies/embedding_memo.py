@@ -44,6 +44,15 @@ class EmbeddingMemo:
         """Embed the texts not remembered yet, in one call."""
         self._vectors_of(texts)
 
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def forget(self) -> None:
+        """Drop every remembered text (the engine does after each batch: event texts do not
+        outlive the fold that read them)."""
+        with self._lock:
+            self._vectors.clear()
+
     def embed(self, texts: Sequence[str]) -> Matrix:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

@@ -379,11 +379,14 @@ class FoldEngine:
             batch.stored = inbox_changes(memory.tenant, [*pending, *events])
             on_stored(batch.stored)
         self.prefetch(memory, [*pending, *events])
-        for target, todo in ((batch.recovered, pending), (batch.results, events)):
-            for event in todo:
-                target.append(await self._fold_or_refuse(memory, event))
-                batch.changes.extend(target[-1].changes)
-                await asyncio.sleep(0)  # a server's other tasks (its API) run between events
+        try:
+            for target, todo in ((batch.recovered, pending), (batch.results, events)):
+                for event in todo:
+                    target.append(await self._fold_or_refuse(memory, event))
+                    batch.changes.extend(target[-1].changes)
+                    await asyncio.sleep(0)  # a server's other tasks (its API) run between events
+        finally:
+            self.embedder.forget()
         if batch.stored is not None or pending:
             batch.changes.append(self._empty_inbox(memory))
         return batch
