@@ -141,9 +141,7 @@ class FactStep:
             )
             return
         if items is not None:
-            self._prepared[(memory.tenant, event.id)] = items
-            while len(self._prepared) > self._max_prepared:
-                self._prepared.popitem(last=False)
+            self._remember((memory.tenant, event.id), items)
 
     async def _prepare_decisions(self, memory: TenantMemory, event: RawEvent) -> None:
         """Ask the judge about each item that has candidates; keep its valid decisions."""
@@ -186,10 +184,17 @@ class FactStep:
         out: list[str] = []
         for event in events:
             author = event_author(event)
-            for item in extract_items(event_text(event), self.extractor_config):
+            items = extract_items(event_text(event), self.extractor_config)
+            self._remember((memory.tenant, event.id), items)  # apply() reads them, not again
+            for item in items:
                 out.append(item.text)
                 out.append(slots_of(item.text, author).topic or item.text)
         return out
+
+    def _remember(self, key: tuple[str, str], items: list[ExtractedItem]) -> None:
+        self._prepared[key] = items
+        while len(self._prepared) > self._max_prepared:
+            self._prepared.popitem(last=False)
 
     def extract(self, memory: TenantMemory, event: RawEvent) -> list[ExtractedItem]:
         prepared = self._prepared.pop((memory.tenant, event.id), None)
