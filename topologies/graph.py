@@ -187,6 +187,21 @@ class MemoryGraph:
             return set()
         return set(self.g.successors(node_id)) | set(self.g.predecessors(node_id))
 
+    def adjacent(self, a: str, b: str) -> bool:
+        """An edge of any kind joins a and b, in either direction."""
+        return b in self.g._succ.get(a, ()) or b in self.g._pred.get(a, ())
+
+    def has_neighbor_in(self, node_id: str, among: set[str]) -> bool:
+        """Some neighbour (any edge kind, either direction, not the node itself) is in
+        ``among``; out-edges first, and it stops at the first one found: a concept with
+        thousands of member events answers from its few concept links."""
+        if node_id not in self.g:
+            return False
+        for adjacency in (self.g._succ[node_id], self.g._pred[node_id]):
+            if any(other in among and other != node_id for other in adjacency):
+                return True
+        return False
+
     def degree(self, node_id: str) -> int:
         return int(self.g.degree(node_id)) if node_id in self.g else 0
 

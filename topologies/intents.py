@@ -258,8 +258,7 @@ class IntentEmergence:
         support = cluster.supporting
         pairs = len(support) * (len(support) - 1) // 2
         if pairs:
-            members = set(support)
-            linked = sum(1 for a in support for b in graph.neighbors(a) if b in members and a < b)
+            linked = sum(1 for a in support for b in support if a < b and graph.adjacent(a, b))
             cluster.connectivity = linked / pairs
         elif support and converges(memory, cluster.events[support[0]]):
             cluster.connectivity = 1.0  # one theme that several sources converge on
