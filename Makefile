@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint clean
+.PHONY: install run test lint clean browser
 
 install: $(STAMP)
 
@@ -21,8 +21,19 @@ $(STAMP): pyproject.toml
 run: install
 	$(BIN)/foldmem run examples/sample_stream.jsonl
 
-test: install
+test: install browser
 	$(BIN)/pytest -q
+
+# Chromium and its driver for the browser tests of /ui, from Debian's packages (no browser
+# download): installed when missing and we are root with apt-get (CI); otherwise those tests
+# skip and say why.
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    chromium chromium-driver >/dev/null) \
+	  || echo "chromium could not be installed: the browser tests will skip"; \
+	else echo "no chromium and not root with apt-get: the browser tests will skip"; fi
 
 lint: install
 	$(BIN)/ruff check .

@@ -49,7 +49,7 @@ class Run:
         self.procs: list[tuple[subprocess.Popen[bytes], int]] = []
 
     def ensure_topics(self) -> None:
-        from stream_app.kafka_topics import ensure_topics
+        from stream_app.kafka.topics import ensure_topics
         from stream_app.settings import load_settings
 
         settings = load_settings(

@@ -65,6 +65,7 @@ from topologies.heuristic_planner import HeuristicPlanner
 from topologies.intents import intent_view
 from topologies.memory import TenantMemory, event_node_id
 from topologies.naming import Namer
+from topologies.naming.activities import lexicon
 from topologies.naming.phrases import PhraseParser, shared_parser
 from topologies.read.evidence import supporters
 from topologies.vector_index import use_single_thread
@@ -593,6 +594,7 @@ def main(argv: list[str] | None = None) -> None:
     scenarios = [json.loads(path.read_text()) for path in files]
     embedder.warm([e.text for s in scenarios for e in scenario_events(s)])
     shared_parser()  # loaded once per process, as in the runtime: not a cost of naming
+    lexicon()  # the same for the nouns of doing (activity labels)
     naming_embedder(embedder).embed(["warm up"])
     for scenario in [] if args.oracle_only else scenarios:
         with run.timed(scenario["scenario"]):

@@ -1,37 +1,36 @@
-"""Build the engine's collaborators (embedder, planner, engine) from Settings.
+"""Build the runtime's parts from Settings: the engine's collaborators (embedder, planner,
+engine) and the embedded hub around them (store, intent outputs, write locks).
 
-Planners are registered by name in :data:`PLANNERS` ("module:function"); the function gets
-``(settings, embedder, config)`` and returns ``(planner, fallback or None)``. Another module
-adds its planner by adding a line here (for example the LLM planner).
+Planners are listed by name in :data:`PLANNERS`: a function of ``(settings, embedder,
+config)`` returning ``(planner, fallback or None)``. A new planner is a new line there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import importlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TextIO
 
+import structlog
+
+from connectors.sinks import Sink
 from schemas.errors import ConfigError
-from stream_app.admission import Admission
-from stream_app.hub import MemoryHub
-from stream_app.interlock import TenantLocks
-from stream_app.outputs import ConsoleOutput, IntentOutput, JsonlFileOutput
+from stream_app.embedded.hub import MemoryHub
+from stream_app.embedded.interlock import TenantLocks
+from stream_app.embedded.store import Store
+from stream_app.ingest.admission import Admission
+from stream_app.llm_factory import build_llm_planner
+from stream_app.outbox.sinks import default_sinks, embedded_deliveries
 from stream_app.settings import Settings
-from stream_app.store import Store
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder, HashingEmbedder, MiniLmOnnxEmbedder, OpenAIEmbedder
 from topologies.engine import FoldEngine
+from topologies.heuristic_planner import HeuristicPlanner
 from topologies.planner import Planner
 from topologies.vector_index import use_single_thread
 
+log = structlog.get_logger(__name__)
 PlannerFactory = Callable[[Settings, Embedder, EngineConfig], tuple[Planner, Planner | None]]
-
-PLANNERS: dict[str, str] = {
-    "auto": "stream_app.llm_factory:build_llm_planner",
-    "heuristic": "stream_app.factory:heuristic_planner",
-    "llm": "stream_app.llm_factory:build_llm_planner",
-}
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -51,29 +50,24 @@ def build_embedder(settings: Settings) -> Embedder:
 def heuristic_planner(
     settings: Settings, embedder: Embedder, config: EngineConfig
 ) -> tuple[Planner, Planner | None]:
-    from topologies.heuristic_planner import HeuristicPlanner
-
     return HeuristicPlanner(embedder, config), None
 
 
-def _resolve(spec: str) -> Any:
-    module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"planner module {module_name!r} is not available: {exc}") from exc
-    return getattr(module, attr)
+PLANNERS: dict[str, PlannerFactory] = {
+    "auto": build_llm_planner,  # the LLM planner when an endpoint or key is set
+    "heuristic": heuristic_planner,
+    "llm": build_llm_planner,
+}
 
 
 def build_planner(
     settings: Settings, embedder: Embedder, config: EngineConfig
 ) -> tuple[Planner, Planner | None]:
-    spec = PLANNERS.get(settings.planner)
-    if spec is None:
+    factory = PLANNERS.get(settings.planner)
+    if factory is None:
         raise ConfigError(
             f"unknown planner {settings.planner!r}; known: {', '.join(sorted(PLANNERS))}"
         )
-    factory: PlannerFactory = _resolve(spec)
     return factory(settings, embedder, config)
 
 
@@ -89,39 +83,24 @@ def build_engine(settings: Settings, embedder: Embedder | None = None) -> FoldEn
     return engine
 
 
-def default_outputs(settings: Settings, stream: TextIO | None = None) -> list[IntentOutput]:
-    """Print each intent message and append it to DATA_DIR/intents.jsonl (and POST it to
-    FOLDMEM_WEBHOOK_URL when set, see stream_app.notify)."""
-    outputs: list[IntentOutput] = [ConsoleOutput(stream), JsonlFileOutput(settings.intents_path)]
-    if settings.webhook_url:
-        from stream_app.notify import webhook_output
-
-        outputs.append(webhook_output(settings))
-    return outputs
-
-
-def close_outputs(hub: MemoryHub) -> None:
-    """Let outputs with background delivery (the webhook) finish, then release them."""
-    for output in hub.outputs:
-        close = getattr(output, "close", None)
-        if callable(close):
-            close()
-
-
 def build_hub(
     settings: Settings,
     *,
-    outputs: Sequence[IntentOutput] | None = None,
+    sinks: Sequence[Sink] | None = None,
     embedder: Embedder | None = None,
 ) -> MemoryHub:
-    """Store + engine + outputs: everything a runner, the API or a CLI write command needs."""
+    """Store + engine + intent sinks (default: the terminal, DATA_DIR/intents.jsonl and
+    FOLDMEM_WEBHOOK_URL when set): everything a runner, the API or a CLI write command needs."""
     engine = build_engine(settings, embedder)
     store = Store(settings.db_path, synchronous=settings.store_synchronous)
     try:
+        outputs = embedded_deliveries(
+            settings, store, default_sinks(settings) if sinks is None else sinks
+        )
         return MemoryHub(
             store,
             engine,
-            default_outputs(settings) if outputs is None else outputs,
+            outputs,
             planner_name=settings.planner,
             admission=Admission.of(settings.max_future_days),
             locks=TenantLocks(settings.locks_path, settings.write_lock_timeout_s),
@@ -131,9 +110,22 @@ def build_hub(
         raise
 
 
+def close_outputs(hub: MemoryHub) -> None:
+    """Deliver what is left (a webhook: for up to FOLDMEM_WEBHOOK_DRAIN_S; the rest waits in
+    the outbox for the next process), then release the sinks. Called where an event loop
+    already runs (a command invoked from async code), it leaves the rest in the outbox."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(hub.close_outputs())
+        return
+    log.info("outputs_not_drained", reason="inside a running event loop; kept in the outbox")
+
+
 @contextlib.contextmanager
 def open_hub(settings: Settings) -> Iterator[MemoryHub]:
-    """A hub for one CLI command; its store is closed on the way out."""
+    """A hub for one CLI command; its outputs are drained and its store closed on the way
+    out."""
     hub = build_hub(settings)
     try:
         yield hub

@@ -1,4 +1,5 @@
-"""Registry entry "llm" of stream_app.factory.PLANNERS: the LLM planner with its fallback."""
+"""The planners "auto" and "llm" of stream_app.factory.PLANNERS: the LLM planner with its
+fallback."""
 
 from __future__ import annotations
 

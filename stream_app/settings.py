@@ -54,6 +54,8 @@ class Settings(BaseSettings):
     # request bodies above these sizes are refused with 413 before they are read
     api_max_body_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)  # every route ...
     api_max_ingest_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)  # ... but POST events
+    # `foldmem mcp --http`: the MCP server's port (same host and token rules as the API)
+    mcp_port: int = Field(default=8766, ge=0, le=65535)
 
     # --- embeddings
     embedder: EmbedderName = "minilm"
@@ -104,12 +106,13 @@ class Settings(BaseSettings):
     sweep_interval: float = Field(default=300.0, ge=0)  # decay sweep period (seconds, 0 = off)
     max_concurrent_tenants: int = Field(default=4, ge=1, le=256)
     tenant_queue_size: int = Field(default=256, ge=1)
-    # events further ahead of the wall clock than this are refused (stream_app.admission)
+    # events further ahead of the wall clock than this are refused (stream_app.ingest.admission)
     max_future_days: float = Field(default=730.0, gt=0)
-    # how long a write waits for another process writing the same tenant (stream_app.interlock)
+    # how long a write waits for another process writing the same tenant
+    # (stream_app.embedded.interlock)
     write_lock_timeout_s: float = Field(default=60.0, gt=0)
 
-    # --- Kafka deployment (stream_app.faust_app); comma-separated host:port list
+    # --- Kafka deployment (stream_app.kafka.worker); comma-separated host:port list
     kafka_brokers: str = "localhost:9092"
     kafka_app_id: str = Field(default="foldmem", min_length=1)  # consumer group + table prefix
     kafka_events_topic: str = "foldmem.events"
@@ -125,9 +128,9 @@ class Settings(BaseSettings):
     # --- connectors (issue 5; docs/connectors.md)
     webhook_url: str | None = None  # embedded mode: also POST every intent message here
     webhook_secret: SecretStr | None = None  # HMAC-SHA256 key of the X-Foldmem-Signature header
-    # durable webhook delivery (stream_app.notify): backoff from webhook_backoff_s doubling up
-    # to webhook_max_backoff_s, dead letter only after webhook_retry_hours; at exit a process
-    # goes on delivering for webhook_drain_s, then leaves the rest queued for the next one
+    # durable webhook delivery (stream_app.outbox.notify): backoff from webhook_backoff_s
+    # doubling up to webhook_max_backoff_s, dead letter only after webhook_retry_hours; at exit
+    # a process goes on delivering for webhook_drain_s, then leaves the rest queued for the next
     webhook_retry_hours: float = Field(default=24.0, gt=0)
     webhook_backoff_s: float = Field(default=1.0, gt=0)
     webhook_max_backoff_s: float = Field(default=600.0, gt=0)

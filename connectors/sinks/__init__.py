@@ -1,15 +1,14 @@
-"""Intent sinks: stdout, JSONL, webhook, and a deduplicating wrapper."""
+"""Intent sinks (the :class:`Sink` contract): stdout, a JSONL file, a webhook, a Kafka topic."""
 
-from connectors.sinks.base import IntentSink
-from connectors.sinks.dedup import DedupingSink
+from connectors.sinks.base import Sink, SinkError
 from connectors.sinks.jsonl import JsonlSink
 from connectors.sinks.stdout import StdoutSink
 from connectors.sinks.webhook import WebhookSink, sign, verify_signature
 
 __all__ = [
-    "DedupingSink",
-    "IntentSink",
     "JsonlSink",
+    "Sink",
+    "SinkError",
     "StdoutSink",
     "WebhookSink",
     "sign",

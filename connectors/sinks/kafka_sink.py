@@ -1,4 +1,4 @@
-"""An IntentSink that publishes to a Kafka topic (the contract of ``foldmem.intents``).
+"""A Sink that publishes to a Kafka topic (the contract of ``foldmem.intents``).
 
 Key = tenant (one tenant's messages stay in order on one partition), value = IntentMessage
 JSON, header ``message_id`` = intent id + status (consumers deduplicate on it). ``flush``
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from connectors.errors import ConnectorError
-from connectors.sinks.base import message_body
+from connectors.sinks.base import SinkError, message_body
 from schemas.intents import IntentMessage
 
 
@@ -28,6 +28,7 @@ class KafkaSink:
             [b.strip() for b in brokers.split(",")] if isinstance(brokers, str) else list(brokers)
         )
         self.topic = topic
+        self.name = f"kafka:{topic}"
         self._producer = producer
         self._owned = producer is None
         self._pending: list[asyncio.Future[Any]] = []
@@ -61,7 +62,7 @@ class KafkaSink:
         try:
             await asyncio.gather(*pending)
         except Exception as exc:
-            raise ConnectorError(f"publishing intents to {self.topic} failed: {exc}") from exc
+            raise SinkError(f"publishing intents to {self.topic} failed: {exc}") from exc
 
     async def close(self) -> None:
         try:

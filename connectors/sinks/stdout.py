@@ -1,19 +1,24 @@
-"""Print intents, one line each (human-readable or JSON)."""
+"""Print intent messages, one line each: ``human`` (what ``foldmem run`` prints), ``line`` (a
+compact log line, ``foldmem notify --stdout``) or ``json``."""
 
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import Literal, TextIO
 
 from connectors.sinks.base import message_body
 from schemas.intents import IntentMessage
 
+Style = Literal["human", "line", "json"]
+
 
 class StdoutSink:
-    """One line per intent message on `stream` (default stdout)."""
+    name = "stdout"
 
-    def __init__(self, *, json: bool = False, stream: TextIO | None = None) -> None:
-        self.json = json
+    def __init__(
+        self, *, style: Style = "line", json: bool = False, stream: TextIO | None = None
+    ) -> None:
+        self.style: Style = "json" if json else style
         self.stream = stream
 
     @property
@@ -21,15 +26,41 @@ class StdoutSink:
         return self.stream or sys.stdout
 
     async def add(self, message: IntentMessage) -> None:
-        self._out.write(
-            (message_body(message).decode() if self.json else format_line(message)) + "\n"
-        )
+        if self.style == "json":
+            text = message_body(message).decode()
+        elif self.style == "human":
+            text = describe(message)
+        else:
+            text = format_line(message)
+        self._out.write(text + "\n")
+        if self.style == "human":
+            self._out.flush()  # a person is watching
 
     async def flush(self) -> None:
         self._out.flush()
 
     async def close(self) -> None:
         await self.flush()
+
+
+def describe(message: IntentMessage) -> str:
+    """One human-readable line for an intent message."""
+    intent = message.intent
+    if message.type == "intent.retracted":
+        return f"[{message.tenant}] intent retracted ({message.reason}): id {intent.id}"
+    if message.type == "intent.created":
+        what = "new intent"
+    else:
+        before = message.previous_status.value if message.previous_status else "?"
+        what = f"intent {before} -> {intent.status.value}"
+    parts = [f"[{message.tenant}] {what}: {intent.title!r}", f"({intent.category}"]
+    parts[-1] += f", {intent.status.value})"
+    if intent.deadline is not None:
+        parts.append(f"due {intent.deadline.date().isoformat()}")
+    if intent.evidence_event_ids:
+        parts.append(f"evidence: {len(intent.evidence_event_ids)} events")
+    parts.append(f"id {intent.id}")
+    return " ".join(parts)
 
 
 def format_line(message: IntentMessage) -> str:

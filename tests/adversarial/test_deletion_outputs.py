@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from schemas.intents import IntentMessage, IntentStatus
-from stream_app.cli import build_app
+from stream_app.cli.app import build_app
 from tests.adversarial.conftest import SAMPLE
 from tests.app.conftest import app_settings
 from tests.app.test_api import LiveApi
@@ -160,3 +160,26 @@ def test_the_webhook_receives_a_retraction_per_removed_intent(
         message = orjson.loads(body)
         assert signature and message["type"] == "intent.retracted"
         assert message["intent"]["title"] == "" and message["intent"]["description"] == ""
+
+
+def test_a_deletion_takes_back_what_a_failing_webhook_has_not_received(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.webhook_receiver import WebhookReceiver, receiving
+
+    receiver = WebhookReceiver(fail_first=10**9)
+    pending = next(i for i in listed_intents() if i["status"] == "pending")
+    with receiving(receiver) as url:
+        monkeypatch.setenv("FOLDMEM_WEBHOOK_URL", url)
+        monkeypatch.setenv("FOLDMEM_WEBHOOK_SECRET", "whsec-test")
+        monkeypatch.setenv("FOLDMEM_WEBHOOK_BACKOFF_S", "0.01")
+        monkeypatch.setenv("FOLDMEM_WEBHOOK_DRAIN_S", "0.3")
+        cli("intent", "resolve", "alice", pending["id"])  # the webhook is down: it waits
+        assert receiver.ids() == [] and receiver.requests >= 1
+        receiver.recover()
+        cli("forget-tenant", "--tenant", "alice", "--yes")
+    delivered = receiver.ids()
+    assert f"{pending['id']}:retracted" in delivered
+    assert all(m.endswith(":retracted") for m in delivered)  # never the resolved message
+    for _, body, _ in receiver.delivered:
+        assert pending["title"] not in body.decode()

@@ -16,7 +16,7 @@ import httpx
 import orjson
 import pytest
 
-from stream_app.store import Store
+from stream_app.embedded.store import Store
 from tests.app.conftest import SAMPLE, app_settings, invoke, write_jsonl
 from tests.app.test_api import LiveApi
 
@@ -186,7 +186,7 @@ def test_ingest_refuses_far_future_events_once(data_dir: Path, tmp_path: Path) -
 
 def test_the_kafka_worker_admits_against_the_broker_timestamp() -> None:
     from schemas.events import RawEvent
-    from stream_app.admission import Admission, EventTimeError
+    from stream_app.ingest.admission import Admission, EventTimeError
 
     admission = Admission.of(730)
     broker = datetime(2026, 11, 20, tzinfo=UTC)

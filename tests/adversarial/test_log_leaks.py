@@ -13,7 +13,7 @@ import httpx
 import pytest
 import structlog
 
-from stream_app import api_read
+from stream_app.embedded.hub import MemoryHub
 from stream_app.logging import configure_logging
 from tests.app.conftest import app_settings
 from tests.app.test_api import LiveApi
@@ -51,7 +51,7 @@ def test_a_500_logs_no_locals_and_no_token(
         secret_in_a_local = f"Bearer {TOKEN}"  # noqa: F841  (a local a traceback could show)
         raise RuntimeError("the reader broke")
 
-    monkeypatch.setattr(api_read, "run_query", broken)
+    monkeypatch.setattr(MemoryHub, "query", broken)
     with LiveApi(settings) as live, httpx.Client(base_url=live.url) as client:
         reply = client.post("/tenants/alice/query", json={"text": "dentist"},
                             headers={"Authorization": f"Bearer {TOKEN}"})  # fmt: skip

@@ -14,11 +14,13 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from stream_app.cli import build_app
+from connectors.sinks import StdoutSink
+from stream_app.cli.app import build_app
+from stream_app.embedded.hub import MemoryHub
+from stream_app.embedded.runner import Runner, RunOptions
 from stream_app.factory import build_hub
-from stream_app.hub import MemoryHub
-from stream_app.outputs import ConsoleOutput, JsonlFileOutput
-from stream_app.runner import Runner, RunOptions, RunStats
+from stream_app.ingest.stats import IngestStats
+from stream_app.outbox.sinks import intents_log
 from stream_app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,11 +77,14 @@ def app_settings(data_dir: Path, **extra: Any) -> Settings:
 
 def quiet_hub(settings: Settings) -> tuple[MemoryHub, io.StringIO]:
     printed = io.StringIO()
-    outputs = [ConsoleOutput(printed), JsonlFileOutput(settings.intents_path)]
-    return build_hub(settings, outputs=outputs), printed
+    sinks = [
+        StdoutSink(style="human", stream=printed),
+        intents_log(settings),
+    ]
+    return build_hub(settings, sinks=sinks), printed
 
 
-async def run_once(settings: Settings, *sources: Path, tenant: str | None = None) -> RunStats:
+async def run_once(settings: Settings, *sources: Path, tenant: str | None = None) -> IngestStats:
     hub, _ = quiet_hub(settings)
     try:
         options = RunOptions(

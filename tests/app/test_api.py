@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from stream_app.api import create_app
-from stream_app.apiserver import ApiServer
+from stream_app.api.app import create_app
+from stream_app.api.server import ApiServer
 from stream_app.settings import Settings
 from tests.app.conftest import app_settings, quiet_hub
 

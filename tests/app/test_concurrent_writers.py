@@ -18,8 +18,8 @@ import httpx
 import orjson
 import pytest
 
-from stream_app.runner import source_key
-from stream_app.store import Store
+from stream_app.embedded.store import Store
+from stream_app.ingest.tail import source_key
 from tests.app.conftest import make_stream, write_jsonl
 from tests.app.test_crash import FOLDMEM, ROOT, env_for
 

@@ -18,10 +18,11 @@ from connectors.base import BadItem
 from connectors.detect import open_source
 from connectors.sinks import verify_signature
 from schemas.events import RawEvent
-from stream_app.factory import build_hub, close_outputs, default_outputs
-from stream_app.ingest import Ledger
-from stream_app.runner import Runner, RunOptions
-from stream_app.store import Store
+from stream_app.embedded.runner import Runner, RunOptions
+from stream_app.embedded.store import Store
+from stream_app.factory import build_hub, close_outputs
+from stream_app.ingest.ledger import Ledger
+from stream_app.outbox.sinks import default_sinks
 from tests.app.conftest import SAMPLE, app_settings, invoke
 from tests.webhook_receiver import WebhookReceiver, receiving
 
@@ -202,7 +203,7 @@ def run_with_webhook(data_dir: Path, url: str) -> None:
     settings = app_settings(
         data_dir, webhook_url=url, webhook_secret="whsec", webhook_backoff_s=0.05
     )
-    hub = build_hub(settings, outputs=default_outputs(settings, io.StringIO()))
+    hub = build_hub(settings, sinks=default_sinks(settings, io.StringIO()))
     try:
         options = RunOptions([SAMPLE], once=True, serve_api=False, progress=False)
         asyncio.run(Runner(settings, hub, options, out=io.StringIO()).run())

@@ -15,7 +15,7 @@ import httpx
 import orjson
 import pytest
 
-from stream_app.store import Store
+from stream_app.embedded.store import Store
 from tests.app.conftest import ROOT, make_stream, write_jsonl
 
 FOLDMEM = [sys.executable, "-m", "stream_app.cli"]

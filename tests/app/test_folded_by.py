@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import orjson
 
-from stream_app.api import create_app
-from stream_app.apiserver import ApiServer
+from stream_app.api.app import create_app
+from stream_app.api.server import ApiServer
 from tests.app.conftest import app_settings, invoke, make_stream, quiet_hub, run_once, write_jsonl
 from topologies.config import EngineConfig
 from topologies.llm.fakeserver import FakeOpenAI, Reply
@@ -72,9 +72,7 @@ async def test_the_llm_route_reports_who_folded_each_tenant(tmp_path: Path) -> N
 
 def test_a_hub_without_a_store_reports_from_the_tenant_state() -> None:
     """The Kafka worker's hub has no SQLite store: the counts come from the tenant's state."""
-    from types import SimpleNamespace
-
-    from stream_app.api_core import _folded_by
+    from stream_app.hub.views import folded_by
     from topologies.embedding import HashingEmbedder
     from topologies.engine import FoldEngine
     from topologies.heuristic_planner import HeuristicPlanner
@@ -85,8 +83,7 @@ def test_a_hub_without_a_store_reports_from_the_tenant_state() -> None:
     memory = engine.new_memory("alice")
     memory.meta[PLANNED_BY_KEY] = {"heuristic": 2}
     memory.event_states.update({"a": "folded", "b": "folded", "c": "folded", "d": "stored"})
-    hub = SimpleNamespace(engine=engine, view=lambda tenant: memory)
-    assert _folded_by(hub, "alice") == {
+    assert folded_by(memory, engine.planner) == {
         "planners": {"heuristic": 2},
         "llm_fallbacks": {},
         "uncounted": 1,

@@ -105,7 +105,7 @@ def test_all_invalid_is_422_and_bad_json_400(live: tuple[httpx.Client, Path]) ->
 
 
 def test_a_tenant_kept_busy_by_another_process_is_503_with_retry_after(data_dir: Path) -> None:
-    from stream_app.interlock import TenantLocks
+    from stream_app.embedded.interlock import TenantLocks
 
     settings = app_settings(data_dir, api_token=TOKEN, write_lock_timeout_s=0.3)
     other = TenantLocks(settings.locks_path)  # another writer: its own lock files' handles

@@ -9,10 +9,12 @@ from typing import Any
 
 from schemas.errors import StoreError
 from schemas.events import RawEvent
+from stream_app.embedded.store import Store
 from stream_app.factory import build_hub
-from stream_app.ingest import EmbeddedTarget, Importer, Ledger
-from stream_app.runner import DeadLetter
-from stream_app.store import Store
+from stream_app.hub import CheckpointFn
+from stream_app.ingest.imports import run_import
+from stream_app.ingest.ledger import Ledger
+from stream_app.ingest.targets import HubTarget
 from tests.app.conftest import app_settings, make_stream, write_jsonl
 
 
@@ -24,11 +26,17 @@ class FailingOnce:
         self.event_id = event_id
         self.failed = False
 
-    async def fold(self, event: RawEvent) -> Any:
-        if event.id == self.event_id and not self.failed:
-            self.failed = True
-            raise StoreError("writing to foldmem.db failed: database or disk is full")
-        return await self.hub.fold(event)
+    async def fold_batch(
+        self, events: list[RawEvent], checkpoints: CheckpointFn | None = None
+    ) -> list[Any]:
+        outcomes: list[Any] = []
+        for event in events:
+            if event.id == self.event_id and not self.failed:
+                self.failed = True
+                outcomes.append(StoreError("writing to foldmem.db failed: disk is full"))
+            else:
+                outcomes.extend(await self.hub.fold_batch([event], checkpoints))
+        return outcomes
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.hub, name)
@@ -36,21 +44,16 @@ class FailingOnce:
 
 async def ingest(data_dir: Path, source: Path, failing: str | None = None) -> str:
     settings = app_settings(data_dir)
-    hub = build_hub(settings, outputs=[])
+    hub = build_hub(settings, sinks=[])
     ledger = Ledger(settings.ingest_db_path)
     err = io.StringIO()
     try:
-        target = EmbeddedTarget(
-            FailingOnce(hub, failing) if failing else hub, DeadLetter(settings.deadletter_path)
-        )
-        importer = Importer(
-            settings, target, ledger, target_name=target.name, progress=False, err=err
-        )
-        stats = await importer.run([source])
+        target = HubTarget(FailingOnce(hub, failing) if failing else hub)
+        stats = await run_import(settings, target, [source], ledger, progress=False, err=err)
     finally:
         ledger.close()
         hub.store.close()
-    return stats.line() + "\n" + err.getvalue()
+    return stats.import_line() + "\n" + err.getvalue()
 
 
 async def test_a_source_with_an_event_that_failed_is_read_again(tmp_path: Path) -> None:

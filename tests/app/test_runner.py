@@ -8,8 +8,9 @@ from pathlib import Path
 
 import orjson
 
-from stream_app.runner import OffsetTracker, Runner, RunOptions
-from stream_app.store import Store
+from stream_app.embedded.runner import Runner, RunOptions
+from stream_app.embedded.store import Store
+from stream_app.ingest.tail import OffsetTracker
 from tests.app.conftest import BAD, app_settings, make_stream, quiet_hub, run_once, write_jsonl
 
 

@@ -9,7 +9,9 @@ import pytest
 
 from schemas.events import RawEvent
 from schemas.intents import IntentStatus
-from stream_app.store import Checkpoint, EmbedderMismatchError, StaleTenantError, Store
+from stream_app.embedded.store import EmbedderMismatchError, StaleTenantError, Store
+from stream_app.hub import Checkpoint, Hub
+from stream_app.outbox.table import Outbox
 from tests.app.conftest import app_settings, make_stream, quiet_hub
 from topologies.embedding import HashingEmbedder
 from topologies.memory import TenantMemory
@@ -161,12 +163,13 @@ def test_checkpoints_and_outbox(tmp_path: Path) -> None:
         assert store.checkpoint("file:x") is None
         store.save_checkpoints([Checkpoint("file:x", 120, 7)])
         assert store.checkpoint("file:x") == Checkpoint("file:x", 120, 7)
-        assert store.unpublished() == []
+        assert Outbox(store).unpublished() == []
 
 
 async def test_intent_status_change_persists(sample_dir: Path) -> None:
     settings = app_settings(sample_dir)
     hub, printed = quiet_hub(settings)
+    assert isinstance(hub, Hub)  # the contract the API and the CLI take
     intent = next(iter(hub.view("alice").graph.nodes(__import__("schemas").NodeKind.INTENT)))
     messages = await hub.set_intent_status("alice", intent.id, IntentStatus.RESOLVED, "done")
     assert messages and messages[0].type == "intent.status_changed"
@@ -174,7 +177,7 @@ async def test_intent_status_change_persists(sample_dir: Path) -> None:
     hub.store.close()
     with Store(settings.db_path) as store:
         assert store.intent_counts("alice").get("resolved") == 1
-        assert store.unpublished() == []
+        assert Outbox(store).unpublished() == []
     assert '"resolved"' in settings.intents_path.read_text().splitlines()[-1]
 
 

@@ -1,4 +1,5 @@
-"""Intent sinks: stdout, JSONL, a webhook against a real loopback HTTP server, dedup."""
+"""Intent sinks: stdout, JSONL, a webhook against a real loopback HTTP server (one attempt
+per add; retries and dead letters are the outbox's: tests/app/test_outbox.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ import orjson
 import pytest
 
 from connectors.sinks import (
-    DedupingSink,
     JsonlSink,
+    Sink,
+    SinkError,
     StdoutSink,
     WebhookSink,
     sign,
@@ -111,64 +113,48 @@ def receiver() -> Iterator[tuple[str, Receiver]]:
         yield url, state
 
 
-async def test_webhook_retries_until_each_intent_is_delivered_once(
-    receiver, tmp_path: Path
-) -> None:
+async def test_webhook_add_is_one_signed_attempt_and_says_what_went_wrong(receiver) -> None:
     url, state = receiver
-    msgs = [message(1), message(2), message(3), message(4), message(1, IntentStatus.RESOLVED)]
-    state.script["intent-1:pending"] = ["503", "503"]
-    state.script["intent-2:pending"] = ["drop", "429"]
-    state.script["intent-3:pending"] = ["lost"]
-    state.script["intent-1:resolved"] = ["502"]
-    dead = tmp_path / "dead.jsonl"
-    sink = WebhookSink(url, SECRET, max_attempts=4, backoff=0.01, dead_letter_path=dead)
-    for m in msgs:
-        await sink.add(m)
+    state.script["intent-1:pending"] = ["503"]
+    state.script["intent-2:pending"] = ["429"]
+    state.script["intent-3:pending"] = ["400"]
+    state.script["intent-4:pending"] = ["drop"]
+    sink = WebhookSink(url, SECRET)
+    outcomes: dict[str, tuple[bool, float | None]] = {}
+    for n in (1, 2, 3, 4):
+        with pytest.raises(SinkError) as failed:
+            await sink.add(message(n))
+        outcomes[failed.value.reason] = (failed.value.retryable, failed.value.retry_after)
+    await sink.add(message(1))  # the receiver answers 200 this time
     await sink.flush()
     await sink.close()
-    assert dict(state.accepted) == {m.message_id: 1 for m in msgs}
-    assert state.attempts["intent-1:pending"] == 3
-    assert state.attempts["intent-2:pending"] == 3
-    assert state.attempts["intent-3:pending"] == 2  # retried after the lost response
-    assert state.attempts["intent-4:pending"] == 1
+    assert outcomes["HTTP 503"] == (True, None)
+    assert outcomes["HTTP 429"] == (True, 0.0)  # the receiver's Retry-After
+    assert outcomes["HTTP 400"] == (False, None)  # refused: retrying cannot help
+    [(reason, (retryable, _))] = [(r, o) for r, o in outcomes.items() if not r.startswith("HTTP")]
+    assert retryable and "Error" in reason  # the connection was reset
+    assert dict(state.accepted) == {"intent-1:pending": 1}
     assert state.bad_signatures == 0
-    assert sink.delivered == 5 and sink.dead_lettered == 0
-    assert not dead.exists()
 
 
-async def test_webhook_dead_letters_after_n_failures(receiver, tmp_path: Path) -> None:
-    url, state = receiver
-    state.script["intent-1:pending"] = ["500"] * 10
-    state.script["intent-2:pending"] = ["400"]
-    dead = tmp_path / "dlq" / "dead.jsonl"
+async def test_a_client_passed_in_is_not_closed(receiver) -> None:
+    url, _ = receiver
     async with httpx.AsyncClient(timeout=5) as client:
-        sink = WebhookSink(
-            url, SECRET, max_attempts=3, backoff=0.01, dead_letter_path=dead, client=client
-        )
-        for m in (message(1), message(2), message(3)):
-            await sink.add(m)
+        sink = WebhookSink(url, SECRET, client=client)
+        await sink.add(message(1))
         await sink.close()
-        assert not client.is_closed  # a client passed in is not ours to close
-    records = [orjson.loads(x) for x in dead.read_bytes().splitlines()]
-    assert [(r["message_id"], r["reason"], r["attempts"]) for r in records] == [
-        ("intent-1:pending", "HTTP 500", 3),
-        ("intent-2:pending", "HTTP 400", 1),  # not retryable
-    ]
-    assert records[0]["message"]["intent"]["title"] == "Sign the lease #1"
-    assert dict(state.accepted) == {"intent-3:pending": 1}
+        assert not client.is_closed
 
 
-async def test_webhook_connection_refused_goes_to_dead_letter(tmp_path: Path) -> None:
+async def test_webhook_connection_refused_is_retryable() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens here
-    dead = tmp_path / "dead.jsonl"
-    sink = WebhookSink(f"http://127.0.0.1:{port}/", SECRET, max_attempts=2, backoff=0.01,
-                       dead_letter_path=dead)  # fmt: skip
-    await sink.add(message(1))
+    sink = WebhookSink(f"http://127.0.0.1:{port}/", SECRET)
+    with pytest.raises(SinkError, match="ConnectError") as failed:
+        await sink.add(message(1))
+    assert failed.value.retryable
     await sink.close()
-    record = orjson.loads(dead.read_bytes())
-    assert record["attempts"] == 2 and "ConnectError" in record["reason"]
 
 
 def test_signature_helpers() -> None:
@@ -214,42 +200,24 @@ async def test_jsonl_sink_appends(tmp_path: Path) -> None:
     ]
 
 
-async def test_deduping_sink_survives_a_restart(tmp_path: Path) -> None:
-    out, db = tmp_path / "intents.jsonl", tmp_path / "state" / "delivered.sqlite"
-    sink = DedupingSink(JsonlSink(out), db)
-    for m in (message(1), message(1), message(2), message(1, IntentStatus.RESOLVED)):
-        await sink.add(m)
-    await sink.close()
-    assert sink.skipped == 1
-    restarted = DedupingSink(JsonlSink(out), db)
-    for m in (message(1), message(2), message(1, IntentStatus.RESOLVED), message(3)):
-        await restarted.add(m)
-    await restarted.close()
-    ids = [IntentMessage.model_validate_json(x).message_id for x in out.read_bytes().splitlines()]
-    assert ids == ["intent-1:pending", "intent-2:pending", "intent-1:resolved", "intent-3:pending"]
-
-
-async def test_deduping_sink_does_not_record_failed_deliveries(tmp_path: Path) -> None:
-    class Flaky:
-        def __init__(self) -> None:
-            self.calls = 0
-            self.got: list[str] = []
-
-        async def add(self, m: IntentMessage) -> None:
-            self.calls += 1
-            if self.calls == 1:
-                raise RuntimeError("downstream down")
-            self.got.append(m.message_id)
-
-        async def flush(self) -> None: ...
-
-        async def close(self) -> None: ...
-
-    inner = Flaky()
-    sink = DedupingSink(inner, tmp_path / "d.sqlite")
-    with pytest.raises(RuntimeError):
-        await sink.add(message(1))
+async def test_jsonl_sink_can_carry_the_message_id_and_names_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "intents.jsonl"
+    sink = JsonlSink(path, with_message_id=True)
     await sink.add(message(1))
-    await sink.add(message(1))
-    assert inner.got == ["intent-1:pending"]
-    await sink.close()
+    await sink.flush()
+    assert orjson.loads(path.read_bytes())["message_id"] == "intent-1:pending"
+    assert sink.name == f"jsonl:{path.resolve()}"
+    assert JsonlSink(path, name="jsonl:intents.jsonl").name == "jsonl:intents.jsonl"
+
+
+async def test_a_jsonl_sink_that_cannot_write_says_so_retryably(tmp_path: Path) -> None:
+    blocked = tmp_path / "intents.jsonl"
+    blocked.mkdir()  # a folder where the file should be
+    with pytest.raises(SinkError) as failed:
+        await JsonlSink(blocked).add(message(1))
+    assert failed.value.retryable
+
+
+def test_every_sink_is_a_sink(tmp_path: Path) -> None:
+    for sink in (StdoutSink(), JsonlSink(tmp_path / "x.jsonl"), WebhookSink("http://x", "k")):
+        assert isinstance(sink, Sink) and sink.name

@@ -16,8 +16,10 @@ from topologies.engine import FoldEngine
 from topologies.heuristic_planner import HeuristicPlanner
 from topologies.memory import TenantMemory, event_node_id
 from topologies.naming import Namer, next_naming, redate, with_deadline
+from topologies.naming.activities import activity_labels, names_a_doing
 from topologies.naming.labels import rank_labels
 from topologies.naming.phrases import PhraseParser, name_words
+from topologies.naming.titles import rank_actions, rank_goals
 
 MakeEvent = Callable[..., RawEvent]
 TRIP = datetime(2026, 12, 18, 8, 0, tzinfo=UTC)
@@ -41,6 +43,17 @@ def phrases(parser: PhraseParser, body: str, title: str = "", people: tuple[str,
 def actions(parser: PhraseParser, body: str) -> list[str]:
     (analysis,) = parser.analyse([("", body, frozenset())])
     return [a.text for a in analysis.actions]
+
+
+def goals(parser: PhraseParser, body: str) -> dict[str, float]:
+    """Each action of the text and how far its clause states it as the person's goal."""
+    (analysis,) = parser.analyse([("", body, frozenset())])
+    return {a.text: a.goal for a in analysis.actions}
+
+
+def doings(parser: PhraseParser, bodies: list[str]) -> list[str]:
+    analyses = parser.analyse([("", body, frozenset()) for body in bodies])
+    return [a.text for a in activity_labels(analyses)]
 
 
 async def folded(engine: FoldEngine, events: list[RawEvent]) -> TenantMemory:
@@ -112,6 +125,76 @@ def test_a_name_known_from_the_evidence_is_refused_in_a_label(namer: Namer) -> N
 @pytest.mark.parametrize("label", ["Passport renewal", "Water damage", "Flux Tariffs launch"])
 def test_a_short_noun_phrase_passes(namer: Namer, label: str) -> None:
     assert namer.label_problem(label) is None
+
+
+# ------------------------------------------------------------ activity labels
+@pytest.mark.parametrize(
+    ("bodies", "label"),
+    [
+        (
+            ["I need to renew my passport before the trip.", "Renewed the passport today."],
+            "passport renewal",
+        ),
+        (
+            ["Asked the landlord to reduce the rent.", "The rent should be reduced."],
+            "rent reduction",
+        ),
+        (["I applied for a visa in March.", "Apply for the visa by Monday."], "visa application"),
+        (
+            ["We have to repair the ceiling.", "The plumber will repair the ceiling."],
+            "ceiling repair",
+        ),
+        (
+            ["Please clean the windows on Friday.", "I cleaned the windows today."],
+            "window cleaning",
+        ),
+    ],
+)
+def test_a_doing_shared_by_members_is_named_object_first_with_the_verb_as_a_noun(
+    parser: PhraseParser, bodies: list[str], label: str
+) -> None:
+    assert doings(parser, bodies)[0] == label
+
+
+def test_a_doing_mentioned_once_is_no_theme(parser: PhraseParser) -> None:
+    assert doings(parser, ["I need to renew my passport.", "The trip is in December."]) == []
+
+
+def test_a_noun_of_the_verb_elsewhere_in_a_message_is_not_the_doing(parser: PhraseParser) -> None:
+    """ "charge the phone" once and "a double charge" on the bill are two things."""
+    assert (
+        doings(
+            parser, ["Please charge the phone tonight.", "The phone bill shows a double charge."]
+        )
+        == []
+    )
+
+
+def test_common_verbs_name_no_doing(parser: PhraseParser) -> None:
+    """ "running the race", "getting the keys" name no folder: too general."""
+    assert doings(parser, ["Run the race on Sunday.", "I will run the race in 50 minutes."]) == []
+    assert doings(parser, ["Get the keys from Jonas.", "I got the keys."]) == []
+
+
+def test_a_label_can_name_the_members_doing(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    texts = [
+        ("Landlord", "The landlord refused to reduce the rent."),
+        ("Bathroom", "They should reduce the rent while the bathroom is unusable."),
+        ("Letter", "The rent reduction letter went out today."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    assert "Rent reduction" in [label for _, label in rank_labels(analyses, vectors, namer.embed)]
+
+
+@pytest.mark.parametrize(
+    ("noun", "expected"),
+    [("planning", True), ("hiring", True), ("morning", False), ("ceiling", False)],
+)
+def test_a_gerund_of_an_english_verb_names_a_doing(noun: str, expected: bool) -> None:
+    assert names_a_doing(noun) is expected
 
 
 # ------------------------------------------------------------ concept labels
@@ -193,6 +276,61 @@ def test_actions_are_imperatives_of_what_the_text_asks(parser: PhraseParser) -> 
     assert not any(a.startswith("change") for a in found)  # a report, not a to-do
 
 
+@pytest.mark.parametrize(
+    ("sentence", "action", "goal"),
+    [
+        ("I need to renew my passport.", "renew the passport", 1.0),
+        ("We have to book the venue soon.", "book the venue", 1.0),
+        (
+            "The crown must be cemented before the trip.",
+            "get the crown cemented before the trip",
+            1.0,
+        ),
+        ("The crown needs to be cemented.", "get the crown cemented", 1.0),
+        ("The feature text is due on 25 Nov.", "finish the feature text", 1.0),
+        ("Please confirm both appointments.", "confirm both appointments", 0.5),
+        ("Reply by Tuesday so I can give the numbers.", "give the numbers", 0.0),
+    ],
+)
+def test_a_sentence_that_states_a_goal_marks_its_action_as_one(
+    parser: PhraseParser, sentence: str, action: str, goal: float
+) -> None:
+    assert goals(parser, sentence).get(action) == goal
+
+
+def test_a_goal_that_is_declined_is_no_action(parser: PhraseParser) -> None:
+    assert goals(parser, "We don't need to book the venue.") == {}
+
+
+def test_what_another_person_will_do_is_not_the_owners_to_do(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    analyses = parser.analyse([("", "I will send the slides tomorrow.", frozenset())])
+    vectors = embedder.embed(["I will send the slides tomorrow."])
+    theirs = rank_actions(analyses, vectors, namer.embed, own=[False])
+    mine = rank_actions(analyses, vectors, namer.embed, own=[True])
+    assert theirs == [] and [a.text for a in mine] == ["Send the slides"]
+
+
+def test_a_stated_goal_makes_the_title_rather_than_a_thing_to_bring(namer: Namer) -> None:
+    title = namer.title_texts(
+        [
+            "Bring the health insurance card to the appointment.",
+            "The crown must be cemented before the trip.",
+            "Bring the insurance card and the cost plan.",
+        ]
+    )
+    assert title == "Get the crown cemented before the trip"
+
+
+def test_evidence_that_only_reports_a_doing_is_titled_by_it(namer: Namer) -> None:
+    title = namer.title_texts(
+        ["The landlord reduced the rent by ten percent.", "The rent reduction starts in March."]
+    )
+    assert title == "Rent reduction"
+    assert namer.title_problem(title) is None
+
+
 async def test_an_intent_title_is_an_action_from_the_evidence_with_its_deadline(
     embedder: HashingEmbedder, namer: Namer, make_event: MakeEvent
 ) -> None:
@@ -209,10 +347,45 @@ async def test_an_intent_title_is_an_action_from_the_evidence_with_its_deadline(
     assert " before " not in title.replace(" before the trip", "")
 
 
+def test_an_aside_is_no_title_when_the_evidence_is_about_something_else(namer: Namer) -> None:
+    """One message asks a favour; the rest is about the visa: the title is the visa."""
+    title = namer.title_texts(
+        [
+            "Can you swap the invigilation with me on Friday?",
+            "My visa application is missing a bank statement.",
+            "The embassy received the visa application.",
+            "The visa application fee is 80 euros.",
+            "Photos for the visa application are done.",
+        ]
+    )
+    assert title == "Visa application"
+
+
+def test_a_phrase_an_event_is_titled_by_is_a_goal_candidate_before_details(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """What an event is titled by says what it is about; the phrases of its body that are
+    used as often are details ("Leonie's 40th - surprise party" beside a cake stand)."""
+    texts = [
+        ("Gift", "A pottery weekend for two, a birthday card, a cake stand and a gift bag."),
+        ("Surprise party", "Back room at the corner cafe, arrive by seven."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    assert "Surprise party" in [g.text for g in rank_goals(analyses, vectors, namer.embed)]
+
+
 def test_titles_that_are_not_to_do_items_are_refused(namer: Namer) -> None:
     assert namer.title_problem("Book before Parcel Elephants (by 19 Nov)") is not None
-    assert namer.title_problem("Launch plan") == "does not start with an action"
+    assert namer.title_problem("Feed before Launch Plan") == "does not start with an action"
+    assert namer.title_problem("Crown and tooth") == "does not start with an action"
+    assert namer.title_problem("Passport") == "an action needs an object"
     assert namer.title_problem("Renew the passport before the trip (by 18 Dec)") is None
+
+
+@pytest.mark.parametrize("goal", ["Passport renewal (by 24 Nov)", "Rent reduction", "Code review"])
+def test_a_noun_phrase_of_a_goal_is_a_title(namer: Namer, goal: str) -> None:
+    assert namer.title_problem(goal) is None
 
 
 def test_the_deadline_suffix_is_replaced_not_stacked() -> None:

@@ -23,9 +23,9 @@ from schemas.events import RawEvent
 from stream_app import devbroker
 from stream_app.devbroker import free_port
 from stream_app.factory import build_engine
-from stream_app.kafka_codec import memory_items
-from stream_app.kafka_state import KafkaTenantState
-from stream_app.kafka_topics import ensure_topics
+from stream_app.kafka.codec import memory_items
+from stream_app.kafka.state import KafkaTenantState
+from stream_app.kafka.topics import ensure_topics
 from stream_app.settings import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]

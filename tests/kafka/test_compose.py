@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 import yaml
 
-from stream_app.cli import build_app
+from stream_app.cli.app import build_app
 from stream_app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

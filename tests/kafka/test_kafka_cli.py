@@ -30,8 +30,11 @@ from connectors.sinks import verify_signature
 from connectors.sinks.kafka_sink import KafkaSink
 from schemas.events import RawEvent
 from schemas.intents import Intent, IntentMessage, IntentStatus
-from stream_app.faust_app import partition_for
-from stream_app.ingest import DeliveryError, Importer, KafkaTarget, Ledger
+from stream_app.ingest.imports import run_import
+from stream_app.ingest.ledger import Ledger
+from stream_app.ingest.targets import DeliveryError
+from stream_app.kafka.ingest import KafkaTarget
+from stream_app.kafka.topics import partition_for
 from stream_app.settings import load_settings
 from tests.app.conftest import invoke
 from tests.webhook_receiver import WebhookReceiver, receiving
@@ -229,9 +232,8 @@ def test_ingest_records_the_acknowledged_part_of_a_failed_batch(
 
     def run(target: KafkaTarget) -> None:
         ledger = Ledger(settings.ingest_db_path)
-        importer = Importer(settings, target, ledger, target_name=target.name, progress=False)
         try:
-            asyncio.run(importer.run([notes]))
+            asyncio.run(run_import(settings, target, [notes], ledger, progress=False))
         finally:
             ledger.close()
 

@@ -25,8 +25,8 @@ from kafka_helpers import (
 )
 
 from schemas.intents import IntentMessage
-from stream_app.faust_app import partition_for
-from stream_app.kafka_codec import split_key
+from stream_app.kafka.codec import split_key
+from stream_app.kafka.topics import partition_for
 
 pytestmark = pytest.mark.integration
 

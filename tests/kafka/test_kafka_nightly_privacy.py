@@ -17,7 +17,7 @@ from kafka_helpers import SAMPLE, Cluster, Worker, consume_all, messages, wait_f
 
 from schemas.events import RawEvent
 from schemas.intents import IntentMessage
-from stream_app.kafka_codec import split_key
+from stream_app.kafka.codec import split_key
 from tests.facts.helpers import REVISIONS, stance_stream
 from tests.nightly.helpers import domain_stream
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from schemas.events import RawEvent
-from stream_app.faust_app import parse_event, partition_for
-from stream_app.kafka_codec import Record, memory_items, split_key
-from stream_app.kafka_state import KafkaTenantState
+from stream_app.kafka.codec import Record, memory_items, parse_event, split_key
+from stream_app.kafka.state import KafkaTenantState
+from stream_app.kafka.topics import partition_for
 from topologies.config import AnnConfig, EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine

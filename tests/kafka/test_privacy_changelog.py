@@ -8,10 +8,10 @@ from typing import Any, NamedTuple
 import orjson
 
 from schemas.graph import NodeKind
-from stream_app.kafka_privacy import forget_event_kafka, forget_tenant_kafka
-from stream_app.kafka_state import KafkaTenantState
+from stream_app.kafka.state import KafkaTenantState
 from tests.facts.helpers import REVISIONS, engine, stance_stream
 from topologies.embedding import HashingEmbedder
+from topologies.privacy import delete_event, forget_tenant
 
 SECRET = "birthday treat"
 
@@ -61,7 +61,11 @@ def _live(state: KafkaTenantState) -> str:
 async def test_recovery_after_hard_delete() -> None:
     table, state = await _state_with_stream()
     assert SECRET in _live(replay(table.log))
-    report = forget_event_kafka(state, "alice", "stance-3", "me", HashingEmbedder(256))
+    report = delete_event(
+        state.memory("alice"), "stance-3", actor="me", embedder=HashingEmbedder(256)
+    )
+    assert report.changes is not None
+    state.hard_delete(report.changes)
     assert report.deleted["FACT"]
     recovered = replay(table.log)
     assert SECRET not in _live(recovered)
@@ -74,7 +78,9 @@ async def test_recovery_after_hard_delete() -> None:
 
 async def test_recovery_after_forget_tenant() -> None:
     table, state = await _state_with_stream()
-    forget_tenant_kafka(state, "alice", "me")
+    report = forget_tenant(state.memory("alice"), actor="me")
+    assert report.changes is not None
+    state.hard_delete(report.changes)
     recovered = replay(table.log)
     memory = recovered.get("alice")
     assert memory is not None and len(memory.graph) == 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from schemas.errors import FoldmemError, NotFoundError
-from stream_app.privacy_hub import NightlySchedule
+from stream_app.hub.upkeep import NightlySchedule
 from topologies.memory import TenantMemory
 
 

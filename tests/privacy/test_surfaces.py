@@ -11,9 +11,8 @@ import httpx
 import orjson
 import pytest
 
-from stream_app.api import create_app
-from stream_app.hub import MemoryHub
-from stream_app.privacy_hub import consolidate, forget_event, forget_whole_tenant
+from stream_app.api.app import create_app
+from stream_app.embedded.hub import MemoryHub
 from stream_app.settings import Settings
 from tests.app.conftest import app_settings, invoke, quiet_hub
 from tests.facts.helpers import REVISIONS, stance_stream
@@ -173,7 +172,7 @@ async def test_forget_tenant_everywhere(data_dir: Path) -> None:
 async def _consolidate_and_enable_core(settings: Settings) -> None:
     hub = await _hub_with_stream(settings)
     try:
-        report = await consolidate(hub, "alice", budget_s=10)
+        report = await hub.consolidate("alice", budget_s=10)
         assert report.fresh_facts >= 5
         layers = await _api_get(
             hub,
@@ -205,27 +204,26 @@ async def test_hub_helpers_directly(data_dir: Path) -> None:
     settings = app_settings(data_dir)
     hub = await _hub_with_stream(settings)
     try:
-        report = await forget_event(hub, "alice", "never-seen", "me")
+        report = await hub.forget_event("alice", "never-seen", "me")
         assert not report.found and report.deleted == {}
-        await forget_whole_tenant(hub, "alice", "me")
+        await hub.forget_tenant("alice", "me")
         assert hub.view("alice").graph.count() == 0
     finally:
         hub.store.close()
 
 
 async def test_nightly_runs_when_idle_and_due(data_dir: Path) -> None:
-    from stream_app.privacy_hub import nightly_if_due
-
     settings = app_settings(data_dir)
     hub = await _hub_with_stream(settings)
     now = [1000.0]
+    hub.nightly.wall = lambda: now[0]
     try:
-        assert await nightly_if_due(hub, wall=lambda: now[0]) == {}  # first look: not idle yet
-        ran = await nightly_if_due(hub, wall=lambda: now[0])
+        assert await hub.nightly_if_due() == {}  # first look: not idle yet
+        ran = await hub.nightly_if_due()
         assert set(ran) == {"alice"}
         now[0] += 60
-        assert await nightly_if_due(hub, wall=lambda: now[0]) == {}  # not due again yet
+        assert await hub.nightly_if_due() == {}  # not due again yet
         now[0] += 21 * 3600
-        assert set(await nightly_if_due(hub, wall=lambda: now[0])) == {"alice"}
+        assert set(await hub.nightly_if_due()) == {"alice"}
     finally:
         hub.store.close()

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from schemas.events import RawEvent
-from stream_app.api import create_app
-from stream_app.cli import build_app
+from stream_app.api.app import create_app
+from stream_app.cli.app import build_app
 from stream_app.factory import build_hub
 from stream_app.settings import Settings
 
@@ -32,7 +32,7 @@ def _settings(data_dir: Path) -> Settings:
 @pytest.fixture
 def folded(tmp_path: Path) -> Path:
     data_dir = tmp_path / "data"
-    hub = build_hub(_settings(data_dir), outputs=[])
+    hub = build_hub(_settings(data_dir), sinks=[])
 
     async def go() -> None:
         for i, (title, body) in enumerate(TEXTS):
@@ -56,7 +56,7 @@ def folded(tmp_path: Path) -> Path:
 
 async def test_api_query_and_recall(folded: Path) -> None:
     settings = _settings(folded)
-    hub = build_hub(settings, outputs=[])
+    hub = build_hub(settings, sinks=[])
     app = create_app(hub, settings)
     transport = httpx.ASGITransport(app=app)
     try:
@@ -78,7 +78,7 @@ async def test_api_query_and_recall(folded: Path) -> None:
     finally:
         hub.store.close()
     # the recall history was persisted
-    again = build_hub(settings, outputs=[])
+    again = build_hub(settings, sinks=[])
     try:
         node = again.view("alice").graph.node(recalled[0]["node_id"])
         assert node.attrs["recall"]["n"] == 1

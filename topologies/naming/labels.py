@@ -17,13 +17,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from topologies.naming.activities import (
+    MAX_ACTIVITIES,
+    ActivityLabel,
+    activity_labels,
+    names_a_doing,
+)
 from topologies.naming.phrases import Analysis
 from topologies.text import MONTHS, STOPWORDS, WEEKDAYS, zipf
 
 Matrix = npt.NDArray[np.float32]
 Embed = Callable[[list[str]], Matrix]
 
-MAX_CANDIDATES = 6  # phrases embedded per naming (the best by coverage first)
+MAX_CANDIDATES = 6  # phrases embedded per naming (doings, then the best by coverage)
 COVERAGE_WEIGHT = 0.2  # share of members that use the phrase
 HEAD_WEIGHT = 0.2  # share of members that use its head noun
 TITLE_BONUS = 0.05
@@ -33,6 +39,9 @@ COMMON_PENALTY = 0.2
 TITLE_HEAD_WEIGHT = 0.5  # share of member titles that use the head (a title says the kind)
 RARE_ZIPF = 1.0  # a head word English does not know (jargon, codes, other languages)
 RARE_PENALTY = 0.1
+LONE_SHARE = 0.5  # a lone common noun names a folder only when this share of members uses it
+LONE_ZIPF = 4.0  # a lone noun this common is generic ("Group", "Call", "Tooth"), not "Ibuprofen"
+LONE_PENALTY = 0.1  # not for a noun of doing: "Planning", "Hiring" name a folder alone
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
 UNTITLED = "Untitled"
@@ -126,18 +135,20 @@ def rank_labels(
     )
     forms = {k: stats.forms[k].most_common(1)[0][0] for k in keys}
     keys = [k for k in keys if not _taken(surface(forms[k], stats.lower_words), taken)]
-    keys = keys[:MAX_CANDIDATES]
-    if not keys:
+    doings = _activities(analyses, stats, names, taken, set(keys[:MAX_CANDIDATES]))
+    keys = keys[: MAX_CANDIDATES - len(doings)]  # as many phrases embedded as before
+    if not keys and not doings:
         return []
     labels = [surface(forms[k], stats.lower_words) for k in keys]
+    labels += [surface(a.text, stats.lower_words) for a in doings]
     phrase_vectors = embed(labels)
     centroid = vectors.mean(axis=0) if len(vectors) else np.zeros(phrase_vectors.shape[1])
     norm = float(np.linalg.norm(centroid))
-    central = phrase_vectors @ (centroid / norm) if norm else np.zeros(len(keys))
+    central = phrase_vectors @ (centroid / norm) if norm else np.zeros(len(labels))
     if sibling_vectors is not None and len(sibling_vectors):
         closeness = (phrase_vectors @ sibling_vectors.T).max(axis=1)
     else:
-        closeness = np.zeros(len(keys))
+        closeness = np.zeros(len(labels))
     n = max(1, stats.members)
     scored = []
     for i, key in enumerate(keys):
@@ -152,11 +163,52 @@ def rank_labels(
         )
         if " " not in key and zipf(head) >= COMMON_ZIPF:
             score -= COMMON_PENALTY
+        if _generic_lone(key, head, stats.head_df[head] / n):
+            score -= LONE_PENALTY
         if zipf(head) < RARE_ZIPF:
             score -= RARE_PENALTY
         scored.append((score, labels[i]))
+    for j, doing in enumerate(doings, start=len(keys)):
+        score = (
+            float(central[j])
+            + COVERAGE_WEIGHT * (doing.coverage - 1) / max(1, n - 1)
+            + HEAD_WEIGHT * doing.doing / n
+            + TITLE_HEAD_WEIGHT * doing.titled / n
+            - SIBLING_WEIGHT * max(0.0, float(closeness[j]))
+        )
+        scored.append((score, labels[j]))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    return _maximal(scored, stats, dict(zip(labels, keys, strict=True)))
+    key_of = dict(zip(labels, [*keys, *(a.key for a in doings)], strict=True))
+    return _maximal(scored, stats, key_of)
+
+
+def _generic_lone(key: str, head: str, share: float) -> bool:
+    """A lone common noun used by less than ``LONE_SHARE`` of the members ("Group",
+    "Call", "Tooth"), and no noun of doing."""
+    if " " in key or zipf(head) < LONE_ZIPF or share >= LONE_SHARE:
+        return False
+    return not names_a_doing(head)
+
+
+def _activities(
+    analyses: Sequence[Analysis],
+    stats: _Stats,
+    names: frozenset[str],
+    taken: list[frozenset[str]],
+    phrase_keys: set[str],
+) -> list[ActivityLabel]:
+    """The members' doings as candidate labels ("Passport renewal"), the most covered
+    first; none that repeats a phrase candidate, a sibling's label or a person's name."""
+    out = []
+    for doing in activity_labels(analyses):
+        if doing.key in phrase_keys or names.intersection(doing.key.split()):
+            continue
+        if _taken(surface(doing.text, stats.lower_words), taken):
+            continue
+        out.append(doing)
+        if len(out) == MAX_ACTIVITIES:
+            break
+    return out
 
 
 def _maximal(

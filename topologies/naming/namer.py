@@ -35,6 +35,7 @@ from topologies.embedding import Embedder
 from topologies.memory import TenantMemory
 from topologies.naming.labels import UNTITLED, Embed, Matrix, label_problem, rank_labels
 from topologies.naming.phrases import (
+    CARRY_VERBS,
     MAX_PARSE_CHARS,
     Analysis,
     PhraseParser,
@@ -45,9 +46,11 @@ from topologies.naming.phrases import (
 from topologies.naming.titles import (
     GOAL_HANDICAP,
     Goal,
+    Ranked,
     describe,
     mentions_day,
     rank_actions,
+    rank_doings,
     rank_goals,
     title_problem,
     with_deadline,
@@ -71,10 +74,10 @@ def next_naming(named_at: int) -> int:
     return max(named_at + 2, math.ceil(named_at * GROWTH))
 
 
-def _beats(goal: Goal, action: tuple[float, str]) -> bool:
+def _beats(goal: Goal, action: Ranked) -> bool:
     """A named target makes the title instead of the best action when it is clearly more
     central, and the action is not already about it ("Refund the extra GST" about "GST")."""
-    score, text = action
+    score, text = action.score, action.text
     if set(goal.text.lower().split()) & set(text.lower().split()) - STOPWORDS:
         return False
     return goal.score - GOAL_HANDICAP > score
@@ -248,24 +251,53 @@ class Namer:
         anchored: Sequence[bool],
         names: frozenset[str],
     ) -> str:
-        """The evidence's best action, or a noun phrase with a particular target when it
-        stands out ("Kessler Logistik demo"), or any sound noun phrase; "" when none."""
+        """The title of a goal, in this order: a named target that stands out ("Kessler
+        Logistik demo"); the best action when a sentence states a goal ("Get the crown
+        cemented"); else the evidence's doing when it is more central than the best action
+        ("Rent reduction"); a common noun phrase of what the evidence is about when it is
+        clearly more central than the best action, which is then an aside ("Visa
+        application" beside "Swap the invigilation"); the best action; a noun phrase of what
+        the evidence is about, unless it only names a thing in passing and there is something
+        to bring; "" when none."""
         ranking = (
             partial(rank_actions, analyses, vectors, labels=labels, own=own, anchored=anchored),
             partial(rank_goals, analyses, vectors, labels=labels, anchored=anchored),
+            partial(rank_doings, analyses, vectors),
         )
         self._prefetch(ranking)
-        actions, goals = ranking[0](self.embed), ranking[1](self.embed)
+        ranked, goals = ranking[0](self.embed), ranking[1](self.embed)
+        steps = [a for a in ranked if a.text.split()[0].lower() in CARRY_VERBS]
+        actions = [a for a in ranked if a not in steps]  # what to bring: a step, no goal
         # a named target that recurs and that the deadline's own event speaks of: "GST" alone
         # is no goal, nor a tool or a place mentioned in passing ("Google Meet", "Kinetic PT")
-        targets = (g for g in goals if g.named and g.anchored and g.events > 1 and " " in g.text)
+        targets = [g for g in goals if g.named and g.anchored and g.events > 1 and " " in g.text]
         named = self._first_sound(targets, names)
         if named and (not actions or _beats(named, actions[0])):
             return named.text
-        if actions:
-            return actions[0][1]
+        if actions and actions[0].goal:
+            return actions[0].text
+        doing = self._first_sound_doing(ranking[2](self.embed), names)
+        if doing is not None and (not actions or doing.base > actions[0].base):
+            return doing.text
         goal = self._first_sound(goals, names)
+        if actions and goal is not None and not goal.named and _beats(goal, actions[0]):
+            return goal.text  # an aside ("Swap the invigilation") beside "Visa application"
+        if actions:
+            return actions[0].text
+        if steps and (goal is None or (goal.named and goal not in targets)):
+            return steps[0].text  # rather than a tool or a place named in passing
         return goal.text if goal else ""
+
+    def _first_sound_doing(self, doings: Sequence[Ranked], names: frozenset[str]) -> Ranked | None:
+        words = {w for n in names for w in n.split()}
+        return next(
+            (
+                d
+                for d in doings
+                if not words & set(d.text.lower().split()) and self.label_problem(d.text) is None
+            ),
+            None,
+        )
 
     # --------------------------------------------------------------- text groups
     def label_texts(self, texts: Sequence[str], vectors: Matrix | None = None) -> str:

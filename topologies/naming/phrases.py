@@ -47,7 +47,7 @@ _POSSESSIVE = frozenset({"my", "your", "our", "his", "her", "their", "its"})
 # verbs that carry no action of their own ("have a meeting", "see the report")
 LIGHT_VERBS = wordset(
     "be have do say tell think know see look seem feel mean let like love hope guess wish "
-    "become remain sound hear read show put forget remember"
+    "become remain sound hear read show put forget remember owe"
 )
 # verbs of what to have with you on the day: a step towards a goal, rarely the goal itself
 # ("bring the current passport" to the appointment that renews it)
@@ -88,6 +88,22 @@ class Action:
     object_key: str  # lower-cased lemmas of the object phrase without determiners
     commitment: float  # 0..1: modal, imperative, deadline cue in its sentence
     in_title: bool
+    goal: float = 0.0  # its clause states it as the person's goal ("I need to ...", "must be
+    # done": 1) or asks it of them ("Please confirm ...": 0.5)
+    speaker: str = ""  # whose doing: WRITER ("I ..."), READER ("you ..."), "" (anybody's)
+
+
+@dataclass(frozen=True)
+class Activity:
+    """A doing the event speaks of, in any tense or voice: a verb and the thing it is done
+    to ("renewed the passport", "the crown is cemented", "apply for a visa")."""
+
+    verb: str  # lemma
+    object_head: str  # lower-cased lemma of the object's head noun
+    object_text: str  # the head as written ("passport", "assignments" -> "assignment")
+    modifier: str = ""  # lemma of a noun compound before the head ("rent" of "rent reduction")
+    modifier_text: str = ""
+    determined: bool = False  # the object has a determiner ("repair the ceiling"): no compound
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,7 @@ class Analysis:
     phrases: tuple[Phrase, ...]
     actions: tuple[Action, ...]
     named: tuple[Phrase, ...] = ()  # names of things (not people): "Kessler Logistik"
+    activities: tuple[Activity, ...] = ()
 
     @property
     def keys(self) -> frozenset[str]:
@@ -249,6 +266,9 @@ def _object_text(token: Any) -> tuple[str, str]:
     ]
     words, key = [], []
     for t in sorted([*left, token], key=lambda t: t.i):
+        if t.text == "-" and t.i > 0 and not t.doc[t.i - 1].whitespace_ and not t.whitespace_:
+            words.append("-")  # "camera-ready"
+            continue
         if t.dep_ == "case" or t.is_punct:
             continue
         if t.lower_ in _POSSESSIVE:
@@ -258,12 +278,12 @@ def _object_text(token: Any) -> tuple[str, str]:
             continue
         if any(ch.isdigit() for ch in t.text) and not _is_code(t.text):
             continue  # "the 19 Nov review" -> "the review"
-        words.append(t.text)
+        words.append(t.lower_ if t.pos_ == "DET" else t.text)
         if t.pos_ not in ("DET", "PRON"):
             key.append(_lemma(t))
     if words and words[-1].lower() in ("the", "a", "an"):
         words.pop()
-    return " ".join(words), " ".join(key)
+    return " ".join(words).replace(" - ", "-").strip(" -"), " ".join(key)
 
 
 def _prep_phrase(verb: Any, after: int) -> str:
@@ -328,6 +348,8 @@ def _action(verb: Any, obj: Any, prep: str, names: frozenset[str], in_title: boo
         object_key=key,
         commitment=_commitment(verb),
         in_title=in_title,
+        goal=states_goal(verb),
+        speaker=_speaker(verb),
     )
 
 
@@ -348,6 +370,86 @@ def _commitment(verb: Any) -> float:
 
 
 _CONDITION_MARKS = wordset("before after when if once until unless while whenever")
+# an obligation or an intention: "must renew", "should book"; "need / have / want / plan to"
+_OBLIGATION_AUX = wordset("must should ought")
+_GOAL_HEADS = wordset("need have want plan intend aim got mean")
+_GOAL_SUBJECTS = wordset("i we you")  # the person, their household, or the person addressed
+_REASON_MARKS = wordset("so because since as")  # "so I can give the café numbers": a reason
+
+
+def _subject(verb: Any) -> Any | None:
+    return next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+
+
+def _passive_subject(verb: Any) -> Any | None:
+    """The thing a passive verb is done to: its own subject ("the crown is cemented") or,
+    after "needs to be" / "has to be", the subject of "need" / "have"."""
+    subject = _subject(verb)
+    if subject is not None:
+        return subject if subject.dep_ == "nsubjpass" else None
+    if verb.dep_ == "xcomp" and any(c.dep_ == "auxpass" for c in verb.children):
+        owner = _subject(verb.head)
+        return owner if owner is not None and owner.pos_ in ("NOUN", "PROPN") else None
+    return None
+
+
+WRITER, READER = "writer", "reader"
+STATED = 1.0  # "I need to renew the passport", "the crown must be cemented"
+ASKED = 0.5  # "Please confirm the appointments": a step someone asks of the person
+
+
+def states_goal(verb: Any) -> float:
+    """How far the verb's own clause states a goal of the person: an obligation or an
+    intention with the person as subject ("I need to renew my passport", "we have to book",
+    "you must bring") or an obligation on a thing ("the crown must be cemented"):
+    ``STATED``; a request to them ("Please confirm the appointments"): ``ASKED``; else 0.
+    Not another person's ("Ming needs a build"), not a reason ("so I can give ..."), and
+    never what to bring (a step towards the goal)."""
+    if _lemma(verb) in CARRY_VERBS:
+        return 0.0
+    if any(c.dep_ == "mark" and c.lower_ in _REASON_MARKS for c in verb.children):
+        return 0.0
+    return STATED if _obliged(verb) else ASKED if _asked(verb) else 0.0
+
+
+def _obliged(verb: Any) -> bool:
+    subject = _subject(verb)
+    passive = _passive_subject(verb) is not None
+    person = subject is None or subject.lower_ in _GOAL_SUBJECTS
+    if any(c.dep_ == "aux" and c.lower_ in _OBLIGATION_AUX for c in verb.children):
+        return person or passive
+    head = verb.head
+    if verb.dep_ == "xcomp" and _lemma(head) in _GOAL_HEADS and head.i < verb.i:
+        if any(c.dep_ == "neg" for c in head.children):
+            return False  # "we don't need to book"
+        owner = _subject(head)
+        return owner is None or owner.lower_ in _GOAL_SUBJECTS or passive
+    if _lemma(verb) in NEED_VERBS and verb.tag_ in ("VBP", "VB"):
+        return subject is not None and subject.lower_ in _GOAL_SUBJECTS  # "I need a passport"
+    return False
+
+
+def _speaker(verb: Any) -> str:
+    """Whose doing the clause states: the writer's ("I need to", "so I can give"), the
+    reader's ("you must") or anybody's (an imperative, a passive, "we": a household or a
+    team the reader belongs to)."""
+    for node in (verb, verb.head if verb.dep_ in ("xcomp", "conj") else verb):
+        subject = _subject(node)
+        if subject is not None and subject.lower_ == "i":
+            return WRITER
+        if subject is not None and subject.lower_ == "you":
+            return READER
+    return ""
+
+
+def _asked(verb: Any) -> bool:
+    """An imperative with "please": "Please confirm ...", "please send us your request"."""
+    verbs = [verb, verb.head] if verb.dep_ == "conj" else [verb]
+    if verb.tag_ != "VB" or any(_subject(v) is not None for v in verbs):
+        return False
+    if verb.dep_ not in ("ROOT", "conj") or verbs[-1].dep_ not in ("ROOT", "conj"):
+        return False
+    return any(c.lower_ == "please" for v in verbs for c in v.children)
 
 
 def _negated_or_conditional(verb: Any) -> bool:
@@ -355,16 +457,94 @@ def _negated_or_conditional(verb: Any) -> bool:
     ("before you go", "if we book") states no to-do."""
     if any(c.dep_ == "neg" for c in verb.children):
         return True
+    if verb.dep_ == "xcomp" and any(c.dep_ == "neg" for c in verb.head.children):
+        return True  # "we don't need to book the venue"
     return verb.dep_ == "advcl" and any(
         c.dep_ == "mark" and c.lower_ in _CONDITION_MARKS for c in verb.children
     )
 
 
+def _thing(obj: Any, names: frozenset[str]) -> tuple[str, str] | None:
+    """The object phrase and its key, when the object can be one of a to-do."""
+    if obj.pos_ not in ("NOUN", "PROPN") or obj.lower_ in names or not _WORD.match(obj.text):
+        return None
+    if obj.ent_type_ in _SKIP_ENTS - {"PERSON"} or obj.lower_ in _CALENDAR:
+        return None
+    text, key = _object_text(obj)
+    return (text, key) if key and len(text.split()) <= 5 else None
+
+
+def _passive_goal(verb: Any, names: frozenset[str], in_title: bool) -> Action | None:
+    """An obligation on a thing: "the crown must be cemented before the trip" -> "get the
+    crown cemented before the trip"."""
+    subject = _passive_subject(verb)
+    if subject is None or states_goal(verb) < STATED:
+        return None
+    thing = _thing(subject, names)
+    if thing is None or _negated_or_conditional(verb):
+        return None
+    text, key = thing
+    words = ["get", text, verb.lower_, _prep_phrase(verb, verb.i)]
+    return Action(
+        text=" ".join(w for w in words if w),
+        verb=_lemma(verb),
+        object_head=_lemma(subject),
+        object_key=key,
+        commitment=_commitment(verb),
+        in_title=in_title,
+        goal=STATED,
+    )
+
+
+_DUE = wordset("due")
+
+
+def _due_goal(token: Any, names: frozenset[str], in_title: bool) -> Action | None:
+    """A thing that is due ("the feature text is due on 25 Nov") or that has a deadline
+    ("the deadline for the camera-ready paper is 14 May"): "finish" it."""
+    if token.lower_ in _DUE and token.dep_ == "acomp":
+        thing = _subject(token.head)  # "the paper is due", not "balance due" in a table
+        if thing is not None and not any(c.dep_ in ("det", "poss") for c in thing.children):
+            return None
+    elif token.lemma_.lower() == "deadline" and token.dep_ in ("nsubj", "attr"):
+        thing = next(
+            (o for p in token.children if p.lower_ == "for" for o in p.children
+             if o.dep_ == "pobj"),
+            None,
+        )  # fmt: skip
+    else:
+        return None
+    if thing is None or thing.pos_ != "NOUN":
+        return None
+    found = _thing(thing, names)
+    if found is None:
+        return None
+    text, key = found
+    return Action(
+        text=f"finish {text}",
+        verb="finish",
+        object_head=_lemma(thing),
+        object_key=key,
+        commitment=_commitment(token),
+        in_title=in_title,
+        goal=STATED,
+    )
+
+
 def _actions(doc: Any, names: frozenset[str], in_title: bool) -> list[Action]:
     out = []
+    for token in doc:
+        due = _due_goal(token, names, in_title)
+        if due is not None:
+            out.append(due)
     for verb in doc:
         lemma = _lemma(verb)
         if verb.pos_ != "VERB" or lemma in LIGHT_VERBS:
+            continue
+        if verb.tag_ == "VBN":
+            passive = _passive_goal(verb, names, in_title)
+            if passive is not None:
+                out.append(passive)
             continue
         if verb.tag_ != "VB" and not (lemma in NEED_VERBS and verb.tag_ in ("VBP", "VBZ")):
             continue  # a to-do is in the base form ("renew", "need to send"), not a report
@@ -375,6 +555,63 @@ def _actions(doc: Any, names: frozenset[str], in_title: bool) -> list[Action]:
             if action is not None:
                 out.append(action)
     return out
+
+
+# verbs too general to name a doing ("get the passport", "take the bus", "use the form")
+VAGUE_VERBS = (
+    LIGHT_VERBS
+    | CARRY_VERBS
+    | NEED_VERBS
+    | wordset(
+        "get make take give keep send use try start let ask find leave want add include "
+        "come go call own hold run stay wait trust walk move turn share"
+    )
+)
+
+
+def _activities(doc: Any, names: frozenset[str], in_title: bool) -> list[Activity]:
+    """Every verb of a doing with its object, whatever its tense or voice: the direct
+    object, the subject of a passive ("the crown is cemented") or a prepositional object
+    ("apply for a visa"). Not a participle used as an adjective ("affected customers"),
+    nor a heading's noun compound ("Refund approach")."""
+    out = []
+    for verb in doc:
+        lemma = _lemma(verb)
+        if verb.pos_ != "VERB" or lemma in VAGUE_VERBS or not _WORD.match(lemma):
+            continue
+        if verb.dep_ == "amod":
+            continue
+        passive = [c for c in verb.children if c.dep_ == "nsubjpass"]
+        objects = passive or [obj for obj, _ in _objects(verb) if obj.i > verb.i]
+        for obj in objects:
+            if obj.pos_ != "NOUN" or not _keepable(obj, names) or _counted(obj):
+                continue
+            determined = any(c.dep_ in ("det", "poss", "nummod") for c in obj.children)
+            if not (determined or passive or _in_clause(verb)):
+                continue  # "Stitch removal", "refund details": a compound read as a verb
+            if in_title and not determined:
+                continue
+            compounds = [c for c in obj.children if c.dep_ == "compound" and c.i == obj.i - 1]
+            modifier = compounds[0] if compounds and _keepable(compounds[0], names) else None
+            out.append(
+                Activity(
+                    verb=lemma,
+                    object_head=_lemma(obj),
+                    object_text=_lemma(obj) if obj.text.islower() else obj.text,
+                    modifier=_lemma(modifier) if modifier is not None else "",
+                    modifier_text=modifier.text if modifier is not None else "",
+                    determined=determined,
+                )
+            )
+    return out
+
+
+def _in_clause(verb: Any) -> bool:
+    """The verb heads a clause: it has a subject, an auxiliary ("to", "will", "must") or
+    governs another clause's verb."""
+    return any(c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass") for c in verb.children) or (
+        verb.dep_ in ("xcomp", "ccomp", "conj", "advcl", "relcl", "pcomp")
+    )
 
 
 def is_own(node: Node) -> bool:
@@ -447,7 +684,14 @@ class PhraseParser:
                     for chunk in doc.noun_chunks
                     for phrase in _named_phrase(chunk, names, in_title)
                 ]
-                self._remember(key, Analysis(tuple(phrases), tuple(actions), tuple(named)))
+                activities = [
+                    *_activities(title_doc, names, True),
+                    *_activities(body_doc, names, False),
+                ]
+                self._remember(
+                    key,
+                    Analysis(tuple(phrases), tuple(actions), tuple(named), tuple(activities)),
+                )
         out = []
         for key in items:
             self._cache.move_to_end(key)

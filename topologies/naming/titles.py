@@ -17,13 +17,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from schemas.graph import Node
+from topologies.naming.activities import activity_labels
 from topologies.naming.labels import Embed, Matrix, surface
 from topologies.naming.phrases import (
     CARRY_VERBS,
+    WRITER,
     Action,
     Analysis,
     is_informative_title,
@@ -32,8 +35,10 @@ from topologies.naming.phrases import (
 from topologies.text import STOPWORDS, find_dates, zipf
 
 MAX_CANDIDATES = 6  # actions embedded per title (the best by coverage first)
+MAX_DOINGS = 1  # doings ("Rent reduction") embedded per title
 COVERAGE_WEIGHT = 0.3  # share of evidence events that speak of the object
 COMMITMENT_WEIGHT = 0.2
+GOAL_WEIGHT = 0.3  # per unit of goal: "I need to renew the passport" 1, "Please confirm" 0.5
 LABEL_WEIGHT = 0.15  # the object is named by a supporting concept's label
 REPEAT_BONUS = 0.05  # the same action in two or more events
 OWN_BONUS = 0.1  # the user wrote it (a note, a sent message): their own to-do
@@ -41,12 +46,15 @@ GOAL_CANDIDATES = 4  # noun phrases embedded per title (the most used first)
 NAMED_BONUS = 0.1  # the phrase names a particular thing ("Kessler Logistik demo")
 GOAL_HANDICAP = 0.1  # an action stated in the evidence is preferred to a noun phrase
 ANCHOR_BONUS = 0.15  # used by an event that names the deadline's day
+TITLE_BONUS = 0.05  # a noun phrase in an event's title ("Leonie's 40th - surprise party")
 CARRY_PENALTY = 0.2  # "bring the passport": a step towards the goal, not the goal
 NAME_ZIPF = 3.0  # a capitalised first word rarer than this names something ("Kessler")
 MAX_TITLE_WORDS = 14
+MAX_GOAL_WORDS = 6  # a noun-phrase goal is as short as a folder name
 TITLE_BASE_CHARS = 280  # room left for the suffix within the schema's label bound
 MAX_CITED = 4  # events named in a description
 
+_FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _BY_SUFFIX = re.compile(r" \(by \d{1,2} [A-Z][a-z]{2}\)$")
 _DUE_SENTENCE = re.compile(r"(^|\n)(Due by|Deadline:) [^\n]*$")
@@ -97,6 +105,22 @@ def mentions_day(deadline: datetime | None, node: Node) -> bool:
     return any(m.when.date() == day for m in find_dates(text, node.ts))
 
 
+def _theirs(action: Action, own: bool | None) -> bool:
+    """The action is the person's: "I need to" in their own note or mail, "you must" in
+    what others write to them; "I will ..." in another's message is the writer's own doing
+    (``own`` None: unknown, as for a nightly schema's facts)."""
+    if own is None or not action.speaker:
+        return True
+    return (action.speaker == WRITER) == own
+
+
+class Ranked(NamedTuple):
+    score: float
+    text: str
+    goal: float = 0.0  # how far its clause states it as the person's goal
+    base: float = 0.0  # centrality and coverage alone (no commitment, no bonus)
+
+
 def rank_actions(
     analyses: Sequence[Analysis],
     vectors: Matrix,
@@ -104,7 +128,7 @@ def rank_actions(
     labels: Sequence[str] = (),
     own: Sequence[bool] = (),
     anchored: Sequence[bool] = (),
-) -> list[tuple[float, str]]:
+) -> list[Ranked]:
     """(score, action text) of the evidence's actions, best first; ``own[i]`` tells whether
     the user wrote evidence event i, ``anchored[i]`` whether it names the deadline's day."""
     n = max(1, len(analyses))
@@ -116,13 +140,17 @@ def rank_actions(
     mine: set[tuple[str, str]] = set()
     anchor_words = _anchor_words(analyses, anchored)
     for index, analysis in enumerate(analyses):
+        mine_here = own[index] if index < len(own) else None
         for action in analysis.actions:
+            if not _theirs(action, mine_here):
+                continue
             key = (action.verb, action.object_key)
             seen[key] += 1
             if index < len(own) and own[index]:
                 mine.add(key)
             held = best.get(key)
-            if held is None or (action.commitment, -len(action.text)) > (
+            if held is None or (action.goal, action.commitment, -len(action.text)) > (
+                held.goal,
                 held.commitment,
                 -len(held.text),
             ):
@@ -130,7 +158,12 @@ def rank_actions(
     label_words = {w.lower() for label in labels for w in label.split()} - STOPWORDS
     candidates = sorted(
         best.values(),
-        key=lambda a: (-object_df[a.object_head], -seen[(a.verb, a.object_key)], a.text),
+        key=lambda a: (
+            -a.goal,
+            -object_df[a.object_head],
+            -seen[(a.verb, a.object_key)],
+            a.text,
+        ),
     )[:MAX_CANDIDATES]
     if not candidates:
         return []
@@ -142,18 +175,41 @@ def rank_actions(
     scored = []
     for i, action in enumerate(candidates):
         key = (action.verb, action.object_key)
+        base = float(central[i]) + COVERAGE_WEIGHT * (object_df[action.object_head] - 1) / max(
+            1, n - 1
+        )
         score = (
-            float(central[i])
-            + COVERAGE_WEIGHT * (object_df[action.object_head] - 1) / max(1, n - 1)
+            base
             + COMMITMENT_WEIGHT * action.commitment
+            + GOAL_WEIGHT * action.goal
             + (LABEL_WEIGHT if action.object_head in label_words else 0.0)
             + (REPEAT_BONUS if seen[key] > 1 else 0.0)
             + (OWN_BONUS if key in mine else 0.0)
             + (ANCHOR_BONUS if action.object_head in anchor_words else 0.0)
             - (CARRY_PENALTY if action.verb in CARRY_VERBS else 0.0)
         )
-        scored.append((score, texts[i]))
-    scored.sort(key=lambda item: (-item[0], item[1]))
+        scored.append(Ranked(score, texts[i], action.goal, base))
+    scored.sort(key=lambda item: (-item.score, item.text))
+    return scored
+
+
+def rank_doings(analyses: Sequence[Analysis], vectors: Matrix, embed: Embed) -> list[Ranked]:
+    """The evidence's doings as noun-phrase goals ("Rent reduction", "Passport
+    application"), best first by centrality and coverage, as actions are ranked."""
+    doings = activity_labels(analyses)[:MAX_DOINGS]
+    if not doings:
+        return []
+    n = max(1, len(analyses))
+    texts = [_capitalised(d.text) for d in doings]
+    doing_vectors = embed(texts)
+    centroid = vectors.mean(axis=0) if len(vectors) else np.zeros(doing_vectors.shape[1])
+    norm = float(np.linalg.norm(centroid))
+    central = doing_vectors @ (centroid / norm) if norm else np.zeros(len(texts))
+    scored = []
+    for i, doing in enumerate(doings):
+        base = float(central[i]) + COVERAGE_WEIGHT * (doing.coverage - 1) / max(1, n - 1)
+        scored.append(Ranked(base, texts[i], 0.0, base))
+    scored.sort(key=lambda item: (-item.score, item.text))
     return scored
 
 
@@ -192,9 +248,11 @@ def rank_goals(
     forms: dict[str, Counter[str]] = {}
     lower_words: set[str] = set()
     in_anchor: set[str] = set()
+    titled: Counter[str] = Counter()  # events whose title uses the phrase: what it is about
     for index, analysis in enumerate(analyses):
         phrases = (*analysis.phrases, *analysis.named)
         df.update({p.key for p in phrases})
+        titled.update({p.key for p in phrases if p.in_title})
         if index < len(anchored) and anchored[index]:
             in_anchor.update(p.key for p in phrases)
         for phrase in phrases:
@@ -208,7 +266,7 @@ def rank_goals(
     }
     candidates = sorted(
         (k for k in df if " " in k or k in named_keys),  # a lone common noun is no goal
-        key=lambda k: (-df[k] - (k in in_anchor), -len(k.split()), k),
+        key=lambda k: (-df[k] - (k in in_anchor) - titled[k], -len(k.split()), k),
     )[:GOAL_CANDIDATES]
     if not candidates:
         return []
@@ -228,6 +286,7 @@ def rank_goals(
             + (NAMED_BONUS if named else 0.0)
             + (LABEL_WEIGHT if label_words & set(key.split()) else 0.0)
             + (ANCHOR_BONUS if key in in_anchor else 0.0)
+            + (TITLE_BONUS if titled[key] else 0.0)
         )
         scored.append(Goal(score, texts[i], key in in_anchor, named, df[key]))
     scored.sort(key=lambda goal: (-goal.score, goal.text))
@@ -243,8 +302,10 @@ def _is_name(text: str) -> bool:
 
 # ----------------------------------------------------------------- the check
 def title_problem(title: str, doc: object) -> str | None:
-    """Why ``title`` (without its deadline suffix) is not a to-do item, None when it is one.
-    ``doc`` is the spaCy parse of the title with a lower-case first letter."""
+    """Why ``title`` (without its deadline suffix) is not a to-do item, None when it is one:
+    an action and its object ("Renew the passport") or a short noun phrase of a goal
+    ("Passport renewal"). ``doc`` is the spaCy parse of the title with a lower-case first
+    letter."""
     text = without_deadline(title).strip()
     if not text:
         return "empty"
@@ -254,11 +315,28 @@ def title_problem(title: str, doc: object) -> str | None:
     if len(tokens) < 2:
         return "an action needs an object"
     first = tokens[0]
-    if first.pos_ not in ("VERB", "AUX") or first.tag_ not in ("VB", "VBP"):
-        return "does not start with an action"
-    if first.lower_ in STOPWORDS and first.lower_ not in ("get", "make", "take", "go"):
-        return "does not start with an action"
-    return None
+    action = first.pos_ in ("VERB", "AUX") and first.tag_ in ("VB", "VBP")
+    if action and (first.lower_ not in STOPWORDS or first.lower_ in ("get", "make", "take", "go")):
+        return None
+    if _noun_goal(tokens):
+        return None  # "Passport renewal", "Kessler Logistik demo"
+    return "does not start with an action"
+
+
+_GOAL_PREPS = frozenset({"of", "for"})  # "Renewal of the passport"; never "X before Y"
+
+
+def _noun_goal(tokens: Sequence[Any]) -> bool:
+    """A short noun phrase naming what to achieve ("Passport renewal", "Rent reduction"):
+    no clause, no conjunction, and no preposition that glues two things ("before", "and")."""
+    if len(tokens) > MAX_GOAL_WORDS:
+        return False
+    if any(t.tag_ in _FINITE or t.pos_ in ("CCONJ", "SCONJ", "PRON") for t in tokens):
+        return False
+    if any(t.pos_ == "ADP" and t.lower_ not in _GOAL_PREPS for t in tokens):
+        return False
+    last = tokens[-1]
+    return last.pos_ in ("NOUN", "PROPN") or (last.pos_ == "VERB" and last.tag_ == "VBG")
 
 
 # ----------------------------------------------------------------- description

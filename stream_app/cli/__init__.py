@@ -1,0 +1,1 @@
+"""The ``foldmem`` command line (typer): :mod:`stream_app.cli.app` builds it."""

@@ -1,0 +1,1 @@
+"""Getting events in: admission at the edge, reading sources, checkpoints, dead letters."""

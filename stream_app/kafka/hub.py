@@ -1,0 +1,243 @@
+"""KafkaHub: the Kafka worker's :class:`stream_app.hub.Hub`, over the tenants of the
+partitions this worker owns (their memories rebuilt from the changelogged state table).
+
+A write happens under the tenant's lock (the fold agent's too) once it is certain that this
+worker owns the tenant: a worker must never write a partition another worker owns. A
+transaction's intent messages are confirmed on the intents topic before its ChangeSets reach
+the changelog, so a crash in between re-emits them with the same ``message_id`` instead of
+losing them; writers outside the fold then wait for the changelog and seal it
+(:meth:`stream_app.kafka.changelog.Changelog.settle`) before they answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Sequence
+
+import structlog
+
+from schemas.errors import FoldmemError, InvalidEventError, NotFoundError
+from schemas.events import RawEvent
+from schemas.graph import NodeKind
+from schemas.intents import IntentMessage, IntentStatus
+from schemas.query import RecallRequest, RecallResponse
+from stream_app.hub.locks import TenantLockTable
+from stream_app.hub.protocol import NIGHTLY_BUDGET_S, CheckpointFn, FoldFailedError, FoldOutcome
+from stream_app.hub.reads import HubReads, fold_each
+from stream_app.hub.upkeep import (
+    NightlySchedule,
+    llm_inductor,
+    rebuild_derived,
+    run_night,
+)
+from stream_app.ingest.admission import Admission
+from stream_app.kafka.changelog import Changelog
+from stream_app.kafka.metrics import WorkerMetrics
+from stream_app.kafka.privacy import KafkaPrivacy
+from stream_app.kafka.routing import Ownership, StateUnavailableError
+from stream_app.kafka.state import KafkaTenantState
+from stream_app.kafka.topics import IntentTopic
+from topologies.engine import FoldEngine, FoldResult
+from topologies.memory import ChangeSet, TenantMemory
+from topologies.nightly.run import NightlyReport
+
+log = structlog.get_logger(__name__)
+
+
+class FoldError(FoldFailedError):
+    """The engine failed on an event (a bug): it is dead-lettered with this reason."""
+
+
+class KafkaModeError(FoldmemError):
+    """Something the embedded hub does that the Kafka worker cannot do this way."""
+
+
+class KafkaHub(HubReads, KafkaPrivacy):
+    def __init__(
+        self,
+        engine: FoldEngine,
+        state: KafkaTenantState,
+        ownership: Ownership,
+        intent_topic: IntentTopic,
+        metrics: WorkerMetrics,
+        *,
+        admission: Admission | None = None,
+        nightly_block_s: float = 5.0,
+    ) -> None:
+        self.engine = engine
+        self.planner_name = engine.planner.name
+        self.state = state
+        self.ownership = ownership
+        self.intent_topic = intent_topic
+        self.metrics = metrics
+        self.admission = admission or Admission()
+        self.changelog = Changelog(state, metrics, self.follow)
+        self.nightly = NightlySchedule()
+        # longest deterministic nightly pass: CPU in the event loop, so well inside the
+        # session timeout (heartbeats wait for it)
+        self.nightly_block_s = nightly_block_s
+        self._locks = TenantLockTable()
+
+    # ------------------------------------------------------------------ access
+    def lock(self, tenant: str) -> asyncio.Lock:
+        return self._locks.lock(tenant)
+
+    @contextlib.asynccontextmanager
+    async def owned(self, tenant: str) -> AsyncIterator[None]:
+        """The tenant's lock, once it is certain that this worker owns the tenant."""
+        async with self.lock(tenant):
+            self._check_owned(tenant)
+            yield
+
+    def _check_owned(self, tenant: str) -> None:
+        if not self.ownership.owns_tenant(tenant):
+            raise StateUnavailableError(f"tenant {tenant!r} is not owned by this worker now")
+
+    def tenants(self) -> list[str]:
+        if not self.ownership.ready:  # loading the state before recovery ends would miss records
+            return []
+        return self.state.tenants()
+
+    def view(self, tenant: str) -> TenantMemory:
+        if not self.ownership.ready:
+            raise StateUnavailableError("state recovery in progress")
+        memory = self.state.get(tenant)
+        if memory is None:
+            raise NotFoundError(f"tenant {tenant!r} not found")
+        return memory
+
+    # -------------------------------------------------------------------- fold
+    async def fold(self, event: RawEvent, checkpoints: CheckpointFn | None = None) -> FoldResult:
+        """Fold one event here (the events topic is the usual way in: see the fold agent)."""
+        if checkpoints is not None:
+            raise KafkaModeError("a Kafka worker's source positions are its consumer offsets")
+        event = self.admission.admit(event)
+        async with self.owned(event.tenant):
+            return await self.fold_locked(event)
+
+    async def fold_batch(
+        self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
+    ) -> list[FoldOutcome]:
+        return await fold_each(self, events, checkpoints)
+
+    async def fold_locked(self, event: RawEvent) -> FoldResult:
+        """One admitted event's fold; the caller holds the tenant's lock. The raw event
+        reaches the changelog before any planner runs; the intents are confirmed on their
+        topic before the state that says "folded"."""
+        started = time.perf_counter()
+        memory = self.state.memory(event.tenant)
+        try:
+            result = await self.engine.fold(memory, event, on_stored=self._write_stored)
+        except InvalidEventError:
+            raise
+        except Exception as exc:  # planner failures are handled inside; this is a bug
+            raise FoldError(f"fold failed: {type(exc).__name__}: {exc}") from exc
+        if result.status == "duplicate":
+            self.metrics.events_folded.labels(status="duplicate").inc()
+            return result
+        await self.intent_topic.publish(result.messages)
+        self.changelog.write(result.fold_changes)
+        self.metrics.events_folded.labels(status=result.status).inc()
+        self.metrics.fold_seconds.observe(time.perf_counter() - started)
+        self.metrics.tenants.set(len(self.state))
+        log.debug(
+            "event_folded",
+            tenant=event.tenant,
+            event_id=event.id,
+            status=result.status,
+            ops=result.ops,
+            intents=len(result.messages),
+        )
+        return result
+
+    def _write_stored(self, stored: ChangeSet) -> None:
+        self.changelog.write([stored])
+
+    async def commit(
+        self, tenant: str, changes: Sequence[ChangeSet], messages: Sequence[IntentMessage] = ()
+    ) -> int:
+        """A writer's transaction outside the fold (nightly, intent status), under the
+        tenant's lock: intents are confirmed first, then the ChangeSets are written and
+        settled. Returns the changelog records written."""
+        try:
+            await self.intent_topic.publish(messages)
+        except BaseException:
+            self.changelog.reload(tenant)
+            raise
+        if not self.ownership.owns_tenant(tenant):  # revoked while publishing
+            self.changelog.reload(tenant)
+            raise StateUnavailableError(f"tenant {tenant!r} moved to another worker (now)")
+        records = self.changelog.write(changes)
+        await self.changelog.settle(tenant)
+        return records
+
+    # ------------------------------------------------------------------ writes
+    async def recall(self, tenant: str, request: RecallRequest) -> RecallResponse:
+        """Cued recall under the tenant's lock; its history is written to the changelog (the
+        sends are awaited in the background)."""
+        async with self.lock(tenant):
+            response, changes = self.reader.recall(self.view(tenant), request)
+            if not changes.empty:
+                self._check_owned(tenant)
+                self.changelog.write([changes])
+                self.changelog.flush_soon()
+        return response
+
+    async def set_intent_status(
+        self, tenant: str, intent_id: str, status: IntentStatus, note: str = ""
+    ) -> list[IntentMessage]:
+        async with self.owned(tenant):
+            memory = self.view(tenant)
+            node = memory.graph.get(intent_id)
+            if node is None or node.kind != NodeKind.INTENT:
+                raise NotFoundError(f"intent {intent_id!r} not found for tenant {tenant!r}")
+            now = self.engine.stream_now(memory)
+            changes, messages = self.engine.set_intent_status(memory, node.id, status, now, note)
+            await self.commit(tenant, [changes], messages)
+        return messages
+
+    async def sweep(self, tenant: str | None = None) -> dict[str, int]:
+        done: dict[str, int] = {}
+        for name in [tenant] if tenant else self.tenants():
+            async with self.lock(name):
+                memory = self.state.get(name)
+                if not self.ownership.owns_tenant(name) or memory is None:
+                    continue  # moved away since it was listed
+                if memory.meta.get("clock") is None:
+                    continue
+                changes = self.engine.sweep(memory, self.engine.stream_now(memory))
+                done[name] = len(changes.edges) + len(changes.nodes)
+                if changes.empty:
+                    continue
+                self.changelog.write([changes])
+                await self.changelog.settle(name)  # acknowledged and sealed, as other writers
+        return done
+
+    # ------------------------------------------------------- nightly and privacy
+    async def consolidate(self, tenant: str, budget_s: float = NIGHTLY_BUDGET_S) -> NightlyReport:
+        """One nightly pass for a tenant this worker owns: its intents are published, then its
+        ChangeSet is written to the changelog (like a fold's)."""
+        if llm_inductor(self.engine) is None:
+            # the deterministic night is CPU work in the event loop: bounded well inside the
+            # session timeout, so the worker keeps heartbeating (truncated: next night goes on)
+            budget_s = min(budget_s, self.nightly_block_s)
+        async with self.owned(tenant):
+            memory = self.view(tenant)
+            report = await run_night(self.engine, memory, budget_s)
+            if report.changes is not None and not report.changes.empty:
+                records = await self.commit(tenant, [report.changes], report.messages)
+                rebuild_derived(memory)
+                log.info(
+                    "nightly_committed",
+                    tenant=tenant,
+                    records=records,
+                    intents_published=len(report.messages),
+                    truncated=report.truncated,
+                )
+        return report
+
+    async def nightly_if_due(self) -> dict[str, NightlyReport]:
+        """A nightly pass for each owned tenant that is idle and due (the sweep timer)."""
+        return await self.nightly.run_due(self.tenants(), self.view, self.consolidate)
