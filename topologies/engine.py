@@ -79,7 +79,7 @@ class FoldResult:
     tenant: str
     event_id: str
     node_id: str
-    status: str  # folded | duplicate | fallback | empty | refused
+    status: str  # folded | duplicate | fallback | empty | refused | failed
     planner: str = ""
     ops: int = 0
     changes: list[ChangeSet] = field(default_factory=list)  # the stored raw event first
@@ -88,6 +88,7 @@ class FoldResult:
     plan_seconds: float = 0.0
     fold_seconds: float = 0.0
     stored: ChangeSet | None = None  # the ingest commit (already handed to ``on_stored``)
+    refusal: FoldmemError | None = None  # why ingest refused it (status "refused")
 
     @property
     def fold_changes(self) -> list[ChangeSet]:
@@ -367,7 +368,8 @@ class FoldEngine:
         ``recover_inbox``) folds its events first, from the memory they would have met, so
         the graph is the one an uninterrupted run folds. A batch of one is ``fold``. An event
         refused by ``ingest`` (another tenant's, a forgotten id) is returned with status
-        "refused" and the error; the others fold.
+        "refused", one whose fold failed (a bug) "failed", stored and not folded; the others
+        fold.
         """
         pending = self.inbox(memory)
         if len(events) == 1 and not pending:
@@ -401,12 +403,30 @@ class FoldEngine:
         return [RawEvent.model_validate(raw) for raw in memory.meta.get(INBOX_KEY) or ()]
 
     async def _fold_or_refuse(self, memory: TenantMemory, event: RawEvent) -> FoldResult:
+        """``fold`` for one event of a batch: an event ingest refuses (another tenant's, a
+        forgotten id) comes back "refused", a fold that fails (a bug) "failed" with the event
+        stored, not folded (as a crash would leave it); the batch goes on either way."""
         try:
-            return await self.fold(memory, event)
-        except FoldmemError as exc:  # refused by ingest; the batch goes on
+            ingested = self.ingest(memory, event)
+        except FoldmemError as exc:
             node_id = event_node_id(memory.tenant, event.id)
             log.info("event_refused", tenant=memory.tenant, event_id=event.id, reason=str(exc))
-            return FoldResult(memory.tenant, event.id, node_id, "refused", error=str(exc))
+            return FoldResult(
+                memory.tenant, event.id, node_id, "refused", error=str(exc), refusal=exc
+            )
+        event = ingested.event or event
+        if memory.event_state(event.id) == "folded":
+            return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
+        try:
+            result = await self.fold_stored(memory, event)
+        except Exception as exc:  # a bug: the event stays stored, the batch goes on
+            log.exception("fold_failed", tenant=memory.tenant, event_id=event.id)
+            error = f"{type(exc).__name__}: {exc}"
+            result = FoldResult(memory.tenant, event.id, ingested.node_id, "failed", error=error)
+        if ingested.changes is not None:
+            result.changes.insert(0, ingested.changes)
+            result.stored = ingested.changes
+        return result
 
     @staticmethod
     def _empty_inbox(memory: TenantMemory) -> ChangeSet:

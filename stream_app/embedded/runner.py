@@ -101,6 +101,8 @@ class Runner:
             stop=self.stop,
             max_tenants=settings.max_concurrent_tenants,
             queue_size=settings.tenant_queue_size,
+            batch_size=settings.fold_batch_size,
+            batch_wait_s=settings.fold_batch_ms / 1000.0,
         )
         self.stats: IngestStats = self.driver.stats
         self.api_url: str | None = None

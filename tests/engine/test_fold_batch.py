@@ -15,7 +15,7 @@ from topologies.embedding import HashingEmbedder
 from topologies.embedding_memo import EmbeddingMemo
 from topologies.engine import INBOX_KEY, FoldEngine
 from topologies.heuristic_planner import HeuristicPlanner
-from topologies.memory import ChangeSet, TenantMemory, merge_changes
+from topologies.memory import ChangeSet, TenantMemory, event_node_id, merge_changes
 from topologies.planner import PlanRequest
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_stream.jsonl"
@@ -149,3 +149,28 @@ async def test_duplicates_and_revisions_inside_one_batch(
     batched = await fold_in_batches(heuristic_engine(embedder), stream, size)
     assert dump(batched) == dump(one_by_one)
     assert any("#rev-" in eid for eid in batched.event_states)
+
+
+async def test_a_fold_that_fails_leaves_its_event_stored_and_the_batch_goes_on(
+    embedder: HashingEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from topologies import engine as engine_module
+
+    events = sample_events(5)
+    assemble = engine_module.assemble_context
+
+    def broken_for_the_third(memory: TenantMemory, vector: object, node_id: str, *a: object,
+                             **k: object) -> object:  # fmt: skip
+        if node_id == event_node_id("alice", events[2].id):
+            raise RuntimeError("a bug")
+        return assemble(memory, vector, node_id, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine_module, "assemble_context", broken_for_the_third)
+    engine = heuristic_engine(embedder)
+    memory = engine.new_memory("alice")
+    result = await engine.fold_batch(memory, events)
+    assert [r.status for r in result.results] == ["folded", "folded", "failed", "folded", "folded"]
+    assert "a bug" in (result.results[2].error or "")
+    (change,) = result.fold_changes
+    assert change.events[events[2].id] == "stored"  # committed as stored: a restart refolds it
+    assert memory.pending_events() == [events[2].id]
