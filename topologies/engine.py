@@ -51,10 +51,12 @@ from topologies.facts.step import FactStep
 from topologies.intents import IntentEmergence, intent_view
 from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id, merge_changes
 from topologies.naming import Namer
+from topologies.naming.activities import lexicon
 from topologies.plan_bounds import PlanBounds
 from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest
 from topologies.privacy import check_not_forgotten
 from topologies.scope import FoldScope
+from topologies.text import extract_entities
 from topologies.vector_index import Vector
 
 log = structlog.get_logger(__name__)
@@ -197,6 +199,16 @@ class FoldEngine:
         self.consolidator = Consolidator(self.executor, self.config, self.namer)
         self.emergence = IntentEmergence(self.executor, embedder, self.config, self.namer)
         self.facts = FactStep(embedder)  # DCPM System 1 (issue 7); skipped if layer off
+
+    def warm_up(self) -> None:
+        """Load what a first fold would load on first use (the embedding model, word
+        frequencies): a server calls this in a worker thread, so its event loop does not stop
+        for it in the middle of a fold."""
+        self.embedder.embed(["Warm up: lunch with Alice Moreau in Berlin on 3 March"])
+        self.embedder.forget()
+        extract_entities("Warm up: lunch with Alice Moreau in Berlin on 3 March")
+        lexicon()  # the namer's word forms
+        self.namer.parser.analyse([("Warm up", "Lunch with Alice in Berlin.", frozenset())])
 
     def new_memory(self, tenant: str) -> TenantMemory:
         return TenantMemory(tenant, self.embedder.dim, self.config.ann)
@@ -458,6 +470,7 @@ class FoldEngine:
             self.config.context,
             decay_per_day=self.config.consolidation.decay_per_day,
         )
+        await asyncio.sleep(0)  # between steps, outside any transaction: a server's API runs
         request = PlanRequest(event, memory.graph.node(node_id), vector, context, memory, now)
         result = FoldResult(memory.tenant, event.id, node_id, status="folded")
         planners: list[Planner] = [self.planner]

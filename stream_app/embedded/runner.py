@@ -146,6 +146,8 @@ class Runner:
         delivering: asyncio.Task[None] | None = None
         sources: list[Source] = []
         try:
+            # models load off the event loop, before the API serves and the folds begin
+            await asyncio.to_thread(self.hub.engine.warm_up)
             await self.hub.publish_pending()
             self.stats.refolded = await self.hub.recover()
             if self.options.serve_api and self.app_factory is not None:
