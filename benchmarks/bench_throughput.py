@@ -16,8 +16,12 @@ For each embedder and size N, one run on a fresh tenant:
 
 The default embedder's 100k run takes hours on two cores: ``--minilm-max`` (default 10,000)
 skips its larger sizes, which the table says. Writes ``benchmarks/results/throughput.md`` and
-``throughput.png``; ``--rows PATH`` also keeps every row measured in a JSON-lines file and
-renders the table from all of them, so sizes measured by separate runs share one table.
+``throughput.png``. ``--runtime`` measures the runtime instead (``throughput_runtime.md``):
+``foldmem run --once`` in-process with batches of 1 and 64 while its ``/health`` is probed
+from another thread, and with ``--kafka`` the Kafka workers (``benchmarks.bench_kafka``'s
+burst: 1 worker one message at a time, 1 and 2 workers with batches). ``--rows PATH`` also
+keeps every row measured in a JSON-lines file and renders the table from all of them, so
+sizes measured by separate runs share one table.
 """
 
 from __future__ import annotations
@@ -25,13 +29,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import io
 import json
 import os
+import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 import numpy as np
 
 from benchmarks.bench_fold import build_embedder
@@ -245,6 +253,152 @@ def kept_rows(path: Path, new: Sequence[Row]) -> list[Row]:
     return sorted(latest.values(), key=lambda r: (order.get(r.embedder, 2), r.events))
 
 
+# ------------------------------------------------------------------------------ runtime
+
+
+@dataclass
+class RuntimeRow:
+    what: str
+    events: int
+    seconds: float
+    cpu_s: float = float("nan")  # this process (the embedded runner); nan for Kafka workers
+    health_ms: list[float] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        return self.events / self.seconds
+
+
+def _probe(url: list[str], latencies: list[float], done: threading.Event) -> None:
+    """GET /health every 20 ms from another thread while the runner folds."""
+    while not url and not done.is_set():
+        time.sleep(0.01)
+    with httpx.Client(timeout=30.0) as client:
+        while not done.is_set():
+            started = time.perf_counter()
+            try:
+                client.get(f"{url[0]}/health")
+            except httpx.HTTPError:
+                return  # the runner stopped its API
+            latencies.append(1000.0 * (time.perf_counter() - started))
+            time.sleep(0.02)
+
+
+async def embedded_run(events: Sequence[RawEvent], batch: int, workdir: Path) -> RuntimeRow:
+    """``foldmem run --once`` on a JSON-lines file of the events (SQLite store, FULL sync,
+    its API served and probed), folding batches of ``batch``."""
+    from stream_app.api.app import create_app
+    from stream_app.embedded.runner import Runner, RunOptions
+    from stream_app.factory import build_hub
+    from stream_app.settings import Settings
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    source = workdir / "events.jsonl"
+    source.write_text("".join(e.model_dump_json() + "\n" for e in events))
+    settings = Settings(
+        data_dir=workdir / "data", embedder="hashing", sweep_interval=0, api_port=0,
+        log_level="warning", fold_batch_size=batch,
+    )  # fmt: skip
+    hub = build_hub(settings, sinks=[])
+    options = RunOptions([source], once=True, serve_api=True, progress=False)
+    runner = Runner(settings, hub, options, app_factory=lambda: create_app(hub, settings),
+                    out=io.StringIO())  # fmt: skip
+    url: list[str] = []
+    latencies: list[float] = []
+    done = threading.Event()
+    probe = threading.Thread(target=_probe, args=(url, latencies, done), daemon=True)
+    probe.start()
+
+    async def publish_url() -> None:
+        while runner.api_url is None:
+            await asyncio.sleep(0.01)
+        url.append(runner.api_url)
+
+    watcher = asyncio.create_task(publish_url())
+    started, cpu = time.perf_counter(), time.process_time()
+    try:
+        stats = await runner.run()
+    finally:
+        done.set()
+        watcher.cancel()
+        hub.store.close()
+    elapsed, used = time.perf_counter() - started, time.process_time() - cpu
+    probe.join(30)
+    what = f"embedded (SQLite), batches of {batch}"
+    return RuntimeRow(what, stats.folded, elapsed, used, latencies)
+
+
+def kafka_runs(tenants: int, per_tenant: int, workdir: Path) -> list[RuntimeRow]:
+    """benchmarks.bench_kafka's burst: every event produced at once, folded by 1 or 2 worker
+    processes (batches of 64, and one message at a time for comparison)."""
+    from benchmarks.bench_kafka import burst, make_events
+    from stream_app.devbroker import start_tansu, stop
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    events = make_events(tenants, per_tenant)
+    with (workdir / "tansu.log").open("wb") as log:
+        broker_proc, broker = start_tansu(log)
+        try:
+            rows = []
+            for workers, batch in ((1, 1), (1, 64), (2, 64)):
+                env = {"FOLDMEM_FOLD_BATCH_SIZE": str(batch)}
+                got = burst(broker, workdir, workers, events, env)
+                what = f"Kafka, {workers} worker{'s' if workers > 1 else ''}, batches of {batch}"
+                rows.append(RuntimeRow(what, len(events), float(got["seconds"])))
+                print(what, f"{rows[-1].rate:.1f} ev/s", flush=True)
+        finally:
+            stop(broker_proc)
+    return rows
+
+
+def runtime_table(rows: Sequence[RuntimeRow]) -> list[str]:
+    lines = [
+        "| runtime | events | events/s | CPU ms/event (runner) | /health p50 ms | "
+        "/health p99 ms | /health probes |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        cpu = "" if r.cpu_s != r.cpu_s else f"{1000.0 * r.cpu_s / r.events:.2f}"
+        health = (
+            f"{pct(r.health_ms, 50):.0f} | {pct(r.health_ms, 99):.0f} | {len(r.health_ms)}"
+            if r.health_ms
+            else " | | "
+        )
+        lines.append(f"| {r.what} | {r.events:,} | {r.rate:.1f} | {cpu} | {health} |")
+    return lines
+
+
+async def runtime(args: argparse.Namespace) -> list[RuntimeRow]:
+    use_single_thread()
+    events = stream_of(args.runtime_events)
+    base = Path(tempfile.mkdtemp(prefix="bench_throughput_"))
+    rows = []
+    for batch in (1, 64):
+        rows.append(await embedded_run(events, batch, base / f"embedded-{batch}"))
+        print(rows[-1].what, f"{rows[-1].rate:.1f} ev/s", flush=True)
+    if args.kafka:
+        rows += await asyncio.to_thread(kafka_runs, 8, args.runtime_events // 8, base / "kafka")
+    return rows
+
+
+def write_runtime(rows: Sequence[RuntimeRow], command: str) -> None:
+    load = os.getloadavg()
+    lines = [
+        "# Runtime throughput: embedded runner and Kafka workers, API during a bulk fold",
+        "",
+        f"- date: {stamp()}; machine: {machine()}; load average at the end {load[0]:.1f} "
+        f"(1 min), {load[1]:.1f} (5 min): the machine is shared, wall-clock rates are noisy",
+        f"- command: `{command}`",
+        "- heuristic planner, hashing embedder, the synthetic stream; embedded: `foldmem run "
+        "--once` in-process on a JSON-lines file (SQLite, FULL sync) with its API served and "
+        "`/health` asked every 20 ms from another thread; Kafka: tansu on loopback, 8 "
+        "partitions, 8 tenants, every event produced at once (benchmarks/bench_kafka.py)",
+        "",
+        *runtime_table(rows),
+    ]
+    (RESULTS / "throughput_runtime.md").write_text("\n".join(lines) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", default="1000,10000,100000")
@@ -256,6 +410,11 @@ def main() -> None:
     parser.add_argument(
         "--render-only", action="store_true", help="measure nothing: write the --rows table"
     )
+    parser.add_argument(
+        "--runtime", action="store_true", help="the embedded runner (and --kafka) instead"
+    )
+    parser.add_argument("--runtime-events", type=int, default=2000)
+    parser.add_argument("--kafka", action="store_true", help="with --runtime: Kafka workers")
     args = parser.parse_args()
     quiet_logs()
     command = (
@@ -263,6 +422,14 @@ def main() -> None:
         f"{args.embedders} --minilm-max {args.minilm_max} --batch {args.batch} "
         f"--stream {args.stream}" + (f" --rows {args.rows}" if args.rows else "")
     )
+    if args.runtime:
+        command = (
+            f"python -m benchmarks.bench_throughput --runtime --runtime-events "
+            f"{args.runtime_events}" + (" --kafka" if args.kafka else "")
+        )
+    if args.runtime:
+        write_runtime(asyncio.run(runtime(args)), command)
+        return
     rows, skipped = ([], []) if args.render_only else asyncio.run(run(args))
     for row in rows:
         row.command = command
