@@ -4,6 +4,7 @@ WORKDIR /app
 COPY pyproject.toml README.md* ./
 COPY schemas ./schemas
 COPY topologies ./topologies
+COPY adapters ./adapters
 COPY connectors ./connectors
 COPY stream_app ./stream_app
 RUN pip install --no-cache-dir .

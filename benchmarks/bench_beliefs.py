@@ -42,6 +42,7 @@ from schemas.plans import UpdatePlan
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.engine import FoldEngine
+from topologies.facts.step import FactStep
 from topologies.memory import TenantMemory
 from topologies.planner import PlanRequest
 from topologies.read.chains import chain_of
@@ -176,8 +177,8 @@ async def fold_all(engine: FoldEngine, memory: TenantMemory, events: Iterable[Ra
         await engine.fold(memory, event)
 
 
-def make_engine(embedder: Embedder) -> FoldEngine:
-    return FoldEngine(embedder, NoPlanner(), EngineConfig())
+def make_engine(embedder: Embedder, facts: FactStep | None = None) -> FoldEngine:
+    return FoldEngine(embedder, NoPlanner(), EngineConfig(), facts=facts)
 
 
 async def score_split(

@@ -31,14 +31,17 @@ sys.path.insert(0, str(ROOT))
 
 import structlog  # noqa: E402
 
+from adapters.llm.client import CapabilityMemory  # noqa: E402
+from adapters.llm.factory import llm_planner  # noqa: E402
+from foldmem_testing.fakeserver import FakeOpenAI  # noqa: E402
 from schemas.events import RawEvent  # noqa: E402
 from topologies.config import EngineConfig  # noqa: E402
 from topologies.embedding import HashingEmbedder  # noqa: E402
 from topologies.engine import FoldEngine  # noqa: E402
 from topologies.executor import PlanExecutor  # noqa: E402
 from topologies.heuristic_planner import HeuristicPlanner  # noqa: E402
-from topologies.llm import CapabilityMemory, LLMConfig, LLMPlanner  # noqa: E402
-from topologies.llm.fakeserver import FakeOpenAI  # noqa: E402
+from topologies.llm.config import LLMConfig  # noqa: E402
+from topologies.llm.planner import LLMPlanner  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 T0 = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
@@ -118,7 +121,7 @@ def make_engine(base_url: str, concurrency: int) -> tuple[FoldEngine, LLMPlanner
         base_url=base_url, model="fake", server="hosted", concurrency=concurrency, timeout_s=30.0
     )
     validator = PlanExecutor(embedder, config).validate
-    planner = LLMPlanner(
+    planner = llm_planner(
         llm, heuristic=heuristic, validator=validator, capabilities=CapabilityMemory()
     )
     return FoldEngine(embedder, planner, config, fallback=heuristic), planner

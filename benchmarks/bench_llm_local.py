@@ -54,6 +54,8 @@ from typing import Any
 import httpx
 import orjson
 
+from adapters.llm.client import CapabilityMemory
+from adapters.llm.factory import llm_planner
 from benchmarks.bench_locomo import make_embedder
 from benchmarks.bench_structural import Folded, fold_stream, live_concepts, scenario_events, score
 from benchmarks.common import DEFAULT_DATA_DIR, EMBED_CACHE, RESULTS, machine, quiet_logs, stamp
@@ -63,9 +65,9 @@ from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.engine import FoldEngine
 from topologies.executor import PlanExecutor
-from topologies.facts.llm_extract import attach_llm_steps
 from topologies.heuristic_planner import HeuristicPlanner
-from topologies.llm import CapabilityMemory, LLMConfig, LLMPlanner
+from topologies.llm.config import LLMConfig
+from topologies.llm.planner import LLMPlanner
 from topologies.llm.usage import FALLBACK_REASONS, OUTCOMES
 from topologies.memory import TenantMemory, event_node_id
 from topologies.naming import Namer
@@ -252,16 +254,16 @@ async def fold_with_model(
                 recorded[row["event_id"]] = row
         recorded = {k: r for k, r in recorded.items() if r["outcome"] not in ASK_AGAIN}
     http = httpx.AsyncClient(transport=ReplayTransport(cache))
-    planner = LLMPlanner(
+    planner = llm_planner(
         llm_config(args, base_url),
         heuristic=heuristic,
         validator=PlanExecutor(embedder, config).validate,
         capabilities=CapabilityMemory(),
         http_client=http,
-        namer=Namer(embedder),  # as topologies.llm.build_planner does
+        namer=Namer(embedder),  # as adapters.llm.factory.build_planner does
+        fact_items=True,
     )
-    engine = FoldEngine(embedder, planner, config, fallback=heuristic)
-    attach_llm_steps(engine)
+    engine = FoldEngine(embedder, planner, config, fallback=heuristic, completer=planner.client)
     folded = Folded(engine.new_memory(tenant))
     outcome = Outcome([], folded)
     started_cpu, started = cpu_seconds(server_pid), time.perf_counter()
@@ -541,10 +543,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _shown(arg: str) -> str:
+    """A command-line argument as the results show it: a file by its name, not this machine's
+    path to it."""
+    return Path(arg).name if arg.startswith("/") else arg
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
     command = " ".join(
-        ["python -m benchmarks.bench_llm_local", *(sys.argv[1:] if argv is None else argv)]
+        [
+            "python -m benchmarks.bench_llm_local",
+            *map(_shown, sys.argv[1:] if argv is None else argv),
+        ]
     )
     quiet_logs()
     use_single_thread()

@@ -475,8 +475,8 @@ def main(argv: list[str] | None = None) -> None:
     quiet_logs()
     setup = prepare(args)
     readers = {
-        "read": Reader(setup.embedder, ReadConfig()),
-        "raw": Reader(setup.embedder, rrf_config()),
+        "read": Reader(setup.embedder, EngineConfig()),
+        "raw": Reader(setup.embedder, EngineConfig(read=rrf_config())),
     }
     results = {}
     for config in CONFIGS:

@@ -18,7 +18,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,8 @@ from topologies.heuristic_planner import HeuristicPlanner
 from topologies.memory import TenantMemory
 from topologies.nightly.run import NightlyReport, run_nightly
 from topologies.privacy import set_layers
+
+PRIVACY_NOW = datetime(2026, 12, 1, tzinfo=UTC)  # when the user asked (audit time)
 
 COGEVAL_DIR = DEFAULT_DATA_DIR / "cogeval"
 
@@ -74,7 +76,7 @@ async def fold_all(engine: FoldEngine, memory: TenantMemory, events: list[RawEve
 
 
 def enable_core(memory: TenantMemory) -> None:
-    set_layers(memory, {"core_schemas": True}, actor="benchmark")
+    set_layers(memory, {"core_schemas": True}, actor="benchmark", now=PRIVACY_NOW)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 from schemas.events import RawEvent
+from topologies.lexicon import MONTH_ABBREVIATIONS
 
 _COMMON = [
     "please",
@@ -63,7 +64,6 @@ SYLLABLES = [
     "pe",
 ]
 _SOURCES = ("calendar", "email", "chat", "note")
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 def _word(rng: random.Random, parts: int) -> str:
@@ -95,7 +95,7 @@ class SyntheticStream:
             body = f"{' '.join(words[4:])} with {rng.choice(names)} and {rng.choice(names)}."
             if rng.random() < 0.15:
                 due = ts + timedelta(days=rng.randint(1, 20))
-                body += f" Deadline: {due.day} {_MONTHS[due.month - 1]} {due.year}."
+                body += f" Deadline: {due.day} {MONTH_ABBREVIATIONS[due.month - 1]} {due.year}."
             yield RawEvent(
                 id=f"syn-{n:07d}",
                 tenant=self.tenant,

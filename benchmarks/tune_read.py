@@ -18,6 +18,7 @@ from typing import Any
 from benchmarks.bench_locomo import add_arguments, evaluate, prepare
 from benchmarks.common import quiet_logs
 from schemas.query import QueryRequest
+from topologies.config import EngineConfig
 from topologies.read import ReadConfig, Reader
 
 Grid = list[tuple[str, dict[str, Any], dict[str, Any]]]
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace, grid: Grid) -> None:
     for name, cfg, req in grid:
         if only and name not in only:
             continue
-        reader = Reader(setup.embedder, ReadConfig(**cfg))
+        reader = Reader(setup.embedder, EngineConfig(read=ReadConfig(**cfg)))
 
         def make(text: str, k: int, req: dict[str, Any] = req) -> QueryRequest:
             return QueryRequest(text=text, k=k, **req)

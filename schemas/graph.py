@@ -1,4 +1,4 @@
-"""Node and edge contracts of the typed memory multigraph (SPEC section 1)."""
+"""Node and edge contracts of the typed memory multigraph (docs/DESIGN.md section 2)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ EDGE_RULES: dict[EdgeKind, frozenset[tuple[NodeKind, NodeKind]]] = {
     | _pairs({_K.EVENT}, {_K.EVENT}),
 }
 
-# Layers a tenant can opt in or out of (issue 7 privacy controls use these names).
+# Layers a tenant can opt in or out of (the privacy controls use these names).
 INFERRED_KINDS = frozenset({NodeKind.FACT, NodeKind.CONCEPT, NodeKind.INTENT})
 
 

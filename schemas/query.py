@@ -1,4 +1,5 @@
-"""Read-path contracts (SPEC section 4): query and cued recall requests and their results."""
+"""Read-path contracts (docs/DESIGN.md section 8): query and cued recall requests and their
+results."""
 
 from __future__ import annotations
 

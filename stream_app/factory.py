@@ -76,11 +76,11 @@ def build_engine(settings: Settings, embedder: Embedder | None = None) -> FoldEn
     use_single_thread()  # FAISS: single-query searches, no OpenMP pool contention
     embedder = embedder or build_embedder(settings)
     planner, fallback = build_planner(settings, embedder, config)
-    engine = FoldEngine(embedder, planner, config, fallback=fallback)
-    from topologies.facts.llm_extract import attach_llm_steps
+    from topologies.llm.planner import LLMPlanner
 
-    attach_llm_steps(engine)  # issue 7: LLM fact extraction when the LLM planner is on
-    return engine
+    # the LLM planner's client also serves fact extraction and the nightly inductor
+    completer = planner.client if isinstance(planner, LLMPlanner) else None
+    return FoldEngine(embedder, planner, config, fallback=fallback, completer=completer)
 
 
 def build_hub(

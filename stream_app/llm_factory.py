@@ -3,11 +3,11 @@ fallback."""
 
 from __future__ import annotations
 
+from adapters.llm.factory import build_planner
 from stream_app.settings import Settings
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.heuristic_planner import HeuristicPlanner
-from topologies.llm.factory import build_planner
 from topologies.planner import Planner
 
 

@@ -1,4 +1,5 @@
-"""Concept boundaries: a concept whose members diverge splits in two (SPEC 2.5, compression's
+"""Concept boundaries: a concept whose members diverge splits in two (docs/DESIGN.md
+section 4, compression's
 counterpart; merging concepts whose members converge is in ``Consolidator.compress``).
 
 Per fold, for the concepts the fold created or reinforced (at most ``MAX_SPLIT_CHECKS``): a

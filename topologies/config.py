@@ -1,10 +1,13 @@
-"""Engine parameters (SPEC sections 2 and 4), built by stream_app.settings or by tests."""
+"""Engine parameters, one tree (docs/DESIGN.md sections 3 to 8), built by stream_app.settings
+or by tests."""
 
 from __future__ import annotations
 
 import math
 
 from pydantic import BaseModel, ConfigDict, Field
+
+DECAY_PER_DAY = 0.02  # default of ConsolidationConfig.decay_per_day
 
 
 class ContextConfig(BaseModel):
@@ -26,7 +29,9 @@ class ConsolidationConfig(BaseModel):
 
     merge_similarity: float = 0.86  # concepts above this cosine merge (compression)
     near_duplicate_title: float = 0.88  # ADD_NODE concept this close to one -> reinforcement
-    decay_per_day: float = 0.02  # lambda of w(t) = w0 * exp(-lambda * dt)
+    # lambda of w(t) = w0 * exp(-lambda * dt): the one decay rate of the memory's edges, used by
+    # consolidation, the fold's context, emergence and the read path
+    decay_per_day: float = DECAY_PER_DAY
     prune_floor: float = 0.05  # edges below this weight are pruned by the periodic sweep
     completion_k: int = 3
     completion_similarity: float = 0.45
@@ -114,6 +119,63 @@ class AnnConfig(BaseModel):
         return 2 ** math.isqrt(count).bit_length()  # 2 * 2**floor(log2(sqrt(count)))
 
 
+class ReadConfig(BaseModel):
+    """Read-path parameters (topologies/read/). Defaults are the values the benchmarks settled on
+    (tuned on the first five LoCoMo conversations; docs/read_path.md). The edges' decay rate is
+    the memory's own (``ConsolidationConfig.decay_per_day``), not a read-path setting."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # retrieval
+    candidates: int = 60  # hits fetched per retriever before fusion
+    rrf_k: int = 60
+    bm25_weight: float = 1.0
+    dense_weight: float = 0.1  # MiniLM trails BM25 on LoCoMo; 1:1 fusion hurt (docs/read_path.md)
+    dense_min_cosine: float = 0.1  # dense hits below this are noise, not evidence
+    feedback_weight: float = 0.3  # RRF weight of the pseudo-relevance-feedback dense search
+    feedback_hits: int = 5  # first fused hits whose centroid moves the query vector
+    rank_decay: float = 1.0  # strength of the fused hit at rank r: 1 / (1 + (r - 1) * decay)
+    # names: a name in more events than this is "common" (a speaker of every turn): it is
+    # dropped from the BM25 query and links nothing; rarer names link events (the second hop)
+    entity_max_postings: int = 16
+    # an EVENT / FACT involving the query's names: x (1 + boost x share); a person named in the
+    # query is asked about, so their own events come first (2 and 5 ranked worse on LoCoMo)
+    entity_boost: float = 10.0
+    mention_weight: float = 0.2  # a name only mentioned in the text counts this much (vs 1)
+    entity_hop_weight: float = 0.3  # events sharing a rare name with the query / first hits
+    entity_hits: int = 5  # first hits whose names are followed
+    # periods the query names ("last week", "in May 2023"), against the stream clock
+    time_weight: float = 1.0  # RRF weight of the sub-query over the events of those periods
+    time_boost: float = 1.0  # an EVENT / FACT in such a period: x (1 + boost)
+    time_slack: float = 1.0  # ... or told within this share of the period after it (>= 1 day)
+    # graph expansion
+    seeds: int = 20  # top fused hits that seed the expansion
+    max_hops: int = 2
+    hop_decay: float = 0.5  # per-hop multiplier of the BFS score
+    max_fanout: int = 16  # edges followed per node (strongest first)
+    max_subgraph: int = 250  # nodes in the expansion subgraph (400 ranked the same, slower)
+    expansion_weight: float = 0.5
+    pagerank_weight: float = 0.4
+    pagerank_alpha: float = 0.85
+    # temporal contiguity: implicit links between events adjacent in the stream
+    contiguity: bool = True
+    contiguity_gap_minutes: float = 30.0
+    contiguity_weight: float = 0.5  # edge weight of an implicit contiguity link
+    # surfaced concepts / intents
+    surface_weight: float = 0.6
+    # citations
+    evidence_depth: int = 2
+    surfaced_cites: int = 3  # events a concept / intent item cites (its most relevant evidence)
+    # items (select.py): candidates looked at; MMR penalty above a cosine floor (near-duplicates)
+    select_factor: int = 3  # the best select_factor * k + select_extra candidates
+    select_extra: int = 20
+    mmr_weight: float = 1.0
+    mmr_floor: float = 0.9
+    # recall model (Hou et al.)
+    recall_g0: float = Field(default=1.0, gt=0.0)  # initial consolidation, days
+    recall_history: int = 8  # recall times kept per node
+
+
 class EngineConfig(BaseModel):
     """Everything the fold needs besides its collaborators (planner, embedder)."""
 
@@ -125,6 +187,7 @@ class EngineConfig(BaseModel):
     topics: TopicConfig = Field(default_factory=TopicConfig)
     ann: AnnConfig = Field(default_factory=AnnConfig)
     bounds: PlanBoundsConfig = Field(default_factory=PlanBoundsConfig)
+    read: ReadConfig = Field(default_factory=ReadConfig)  # the read path (topologies/read/)
     # heuristic planner
     # topic-space cosines (topologies/topics.py), tuned for MiniLM on the CogEval scenarios
     assign_similarity: float = 0.35  # event joins the concept whose centroid is this close

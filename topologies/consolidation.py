@@ -1,4 +1,4 @@
-"""The four structural debts of an always-on memory (SPEC 2.5, CogniFold §3.2).
+"""The four structural debts of an always-on memory (docs/DESIGN.md section 4; CogniFold §3.2).
 
 ``consolidate`` runs inside every fold and looks only at what the fold touched
 (``scope.created`` / ``scope.reinforced`` / ``scope.touched``) and their bounded

@@ -1,4 +1,4 @@
-"""Proactive context assembly (SPEC 2.2, CogniFold Eq. 1 and Table 8).
+"""Proactive context assembly (docs/DESIGN.md section 3; CogniFold Eq. 1 and Table 8).
 
 Candidates are bounded, never a full-graph pass:
 
@@ -33,7 +33,7 @@ from scipy import sparse
 
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentStatus
-from topologies.config import ContextConfig
+from topologies.config import DECAY_PER_DAY, ContextConfig
 from topologies.edge_cache import decayed
 from topologies.graph import decayed_weight
 from topologies.memory import TenantMemory
@@ -53,7 +53,6 @@ TYPE_PRIOR = {
 OPEN_STATUSES = frozenset(
     {IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED, IntentStatus.DEFERRED}
 )
-DEFAULT_DECAY_PER_DAY = 0.02  # ConsolidationConfig.decay_per_day; the engine passes its own
 ALL_INTENTS_CAP = 64  # below this many intents, every open intent is a candidate
 ACCESS_SHARE = 0.2  # share of access intensity in the centrality term
 DEADLINE_EDGE_CAP = 8
@@ -81,7 +80,7 @@ def assemble_context(
     event_node_id: str,
     now: datetime,
     config: ContextConfig,
-    decay_per_day: float = DEFAULT_DECAY_PER_DAY,
+    decay_per_day: float = DECAY_PER_DAY,  # the engine passes its config's
 ) -> Context:
     """The three-tier proactive context of the event ``event_node_id``."""
     knn = _knn(memory, vector, event_node_id, config.knn)

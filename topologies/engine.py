@@ -1,4 +1,4 @@
-"""The fold: one event into one tenant's memory (SPEC section 2).
+"""The fold: one event into one tenant's memory (docs/DESIGN.md section 3).
 
 1. ``ingest``: validate, dedup by event id, store the EVENT node verbatim (own transaction,
    committed before any planner runs: a planner failure never loses input).
@@ -47,11 +47,14 @@ from topologies.context import assemble_context, record_access
 from topologies.embedding import Embedder
 from topologies.embedding_memo import EmbeddingMemo
 from topologies.executor import PlanExecutor
+from topologies.facts.llm_extract import model_fact_step
 from topologies.facts.step import FactStep
 from topologies.intents import IntentEmergence, intent_view
+from topologies.llm.completer import JsonCompleter
 from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id, merge_changes
 from topologies.naming import Namer
 from topologies.naming.activities import lexicon
+from topologies.nightly.induce import LLMInductor
 from topologies.plan_bounds import PlanBounds
 from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest
 from topologies.privacy import check_not_forgotten
@@ -186,7 +189,12 @@ class FoldEngine:
         config: EngineConfig | None = None,
         fallback: Planner | None = None,
         namer: Namer | None = None,
+        completer: JsonCompleter | None = None,
+        facts: FactStep | None = None,
     ) -> None:
+        """``completer``: the model the LLM tasks besides planning use (fact extraction and
+        reconciliation, nightly induction); None: those steps run on rules only. ``facts``: a
+        fact step of the caller's own instead of the one built for ``completer``."""
         # one model call per batch for the texts known ahead (fold_batch prefetches them)
         self.embedder = embedder if isinstance(embedder, EmbeddingMemo) else EmbeddingMemo(embedder)
         embedder = self.embedder
@@ -198,7 +206,8 @@ class FoldEngine:
         self.namer = namer or getattr(planner, "namer", None) or Namer(embedder)
         self.consolidator = Consolidator(self.executor, self.config, self.namer)
         self.emergence = IntentEmergence(self.executor, embedder, self.config, self.namer)
-        self.facts = FactStep(embedder)  # DCPM System 1 (issue 7); skipped if layer off
+        self.facts = facts or model_fact_step(embedder, planner, completer)  # layer off: skipped
+        self.inductor = LLMInductor(completer) if completer is not None else None  # nightly
 
     def warm_up(self) -> None:
         """Load what a first fold would load on first use (the embedding model, word
@@ -233,13 +242,8 @@ class FoldEngine:
             return found
         event, node_id, previous, fingerprint = found
         vector = self.embedder.embed([event.text or event.id])[0]
-        memory.begin()
-        try:
+        with memory.transaction() as changes:
             self._store(memory, event, node_id, previous, fingerprint, vector)
-        except BaseException:
-            memory.rollback()
-            raise
-        changes = memory.commit()
         memory.entities.add_node(memory.graph.node(node_id))  # derived index, after commit
         return IngestResult(event.id, node_id, duplicate=False, changes=changes, event=event)
 
@@ -247,7 +251,7 @@ class FoldEngine:
     def _admit(memory: TenantMemory, event: RawEvent) -> None:
         if event.tenant != memory.tenant:
             raise PlanRejectedError(f"event for tenant {event.tenant!r} sent to {memory.tenant!r}")
-        check_not_forgotten(memory, event.id)  # hard-deleted ids are refused (issue 7)
+        check_not_forgotten(memory, event.id)  # hard-deleted ids are refused (privacy.py)
 
     def _resolve(
         self, memory: TenantMemory, event: RawEvent
@@ -442,9 +446,9 @@ class FoldEngine:
 
     @staticmethod
     def _empty_inbox(memory: TenantMemory) -> ChangeSet:
-        memory.begin()
-        memory.set_meta(INBOX_KEY, None)
-        return memory.commit()
+        with memory.transaction() as changes:
+            memory.set_meta(INBOX_KEY, None)
+        return changes
 
     def prefetch(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
         """Embed the batch's known texts in one call (see topologies/embedding_memo.py)."""
@@ -515,7 +519,7 @@ class FoldEngine:
             result.planner = planner.name
             result.ops = len(plan.ops)
             result.changes.append(changes)
-            result.messages = self._messages(memory, scope)
+            result.messages = self.intent_messages(memory, scope)
             break
         else:
             result.status, result.planner = "empty", "empty"
@@ -523,7 +527,7 @@ class FoldEngine:
                 changes, scope = self._apply(
                     memory, event, node_id, vector, context, UpdatePlan(planner="empty"), now
                 )
-                result.messages = self._messages(memory, scope)
+                result.messages = self.intent_messages(memory, scope)
             except PlanRejectedError as exc:  # consolidation itself failed: keep the raw event
                 log.error("fold_failed", tenant=memory.tenant, event_id=event.id, error=str(exc))
                 result.error = str(exc)
@@ -546,40 +550,32 @@ class FoldEngine:
         """Apply a planner's plan (within ``bounds``), then the engine's own steps, unbounded."""
         scope = FoldScope(memory.tenant, event.id, node_id, now)
         scope.touch(node_id)
-        memory.begin()
         try:
-            record_access(memory, context, now)
-            self.executor.apply(memory, plan, scope, bounds)
-            self.facts.apply(memory, scope, event)
-            self.consolidator.consolidate(memory, scope)
-            self.emergence.emerge(memory, scope)
-            memory.set_event_state(event.id, "folded")
-            memory.set_meta(EVENTS_FOLDED_KEY, int(memory.meta.get(EVENTS_FOLDED_KEY, 0)) + 1)
-            count_planner(memory, plan.planner)
+            with memory.transaction() as changes:  # any exception rolls the whole fold back
+                record_access(memory, context, now)
+                self.executor.apply(memory, plan, scope, bounds)
+                self.facts.apply(memory, scope, event)
+                self.consolidator.consolidate(memory, scope)
+                self.emergence.emerge(memory, scope)
+                memory.set_event_state(event.id, "folded")
+                memory.set_meta(EVENTS_FOLDED_KEY, int(memory.meta.get(EVENTS_FOLDED_KEY, 0)) + 1)
+                count_planner(memory, plan.planner)
         except PlanRejectedError:
-            memory.rollback()
             raise
         except Exception as exc:
-            memory.rollback()
             raise PlanRejectedError(f"{type(exc).__name__}: {exc}") from exc
-        except BaseException:  # KeyboardInterrupt etc.: never leave the transaction open
-            memory.rollback()
-            raise
-        return memory.commit(), scope
+        return changes, scope
 
     def _mark_folded(self, memory: TenantMemory, event: RawEvent) -> ChangeSet:
         """Last resort: the stored EVENT node stays, the event counts as folded."""
-        memory.begin()
-        try:
+        with memory.transaction() as changes:
             memory.set_event_state(event.id, "folded")
             memory.set_meta(EVENTS_FOLDED_KEY, int(memory.meta.get(EVENTS_FOLDED_KEY, 0)) + 1)
             count_planner(memory, "none")
-        except BaseException:
-            memory.rollback()
-            raise
-        return memory.commit()
+        return changes
 
-    def _messages(self, memory: TenantMemory, scope: FoldScope) -> list[IntentMessage]:
+    def intent_messages(self, memory: TenantMemory, scope: FoldScope) -> list[IntentMessage]:
+        """One message per intent the scope created or moved to another status."""
         messages = []
         for intent_id, previous in scope.intent_changes.items():
             node = memory.graph.get(intent_id)
@@ -619,21 +615,12 @@ class FoldEngine:
                 f"intent {intent_id} cannot go from {node.status.value} to {status.value}"
             )
         scope = FoldScope(memory.tenant, "", None, now)
-        memory.begin()
-        try:
+        with memory.transaction() as changes:
             self.emergence.set_status(memory, scope, node.id, status, note)
-        except BaseException:
-            memory.rollback()
-            raise
-        changes = memory.commit()
-        return changes, self._messages(memory, scope)
+        return changes, self.intent_messages(memory, scope)
 
     def sweep(self, memory: TenantMemory, now: datetime) -> ChangeSet:
         """The periodic decay sweep: prune edges whose decayed weight fell below the floor."""
-        memory.begin()
-        try:
+        with memory.transaction() as changes:
             self.consolidator.sweep(memory, now)
-        except BaseException:
-            memory.rollback()
-            raise
-        return memory.commit()
+        return changes

@@ -1,8 +1,8 @@
 """Goal signals: what in a person's events says they have a goal, not just a topic.
 
-An intent (SPEC 2.6) is something the person means to get done. The words of one event say
-little, but three kinds of evidence are hard to mistake, in any register (a calendar entry, a
-formal email, a chat message):
+An intent (docs/DESIGN.md section 5) is something the person means to get done. The words of
+one event say little, but three kinds of evidence are hard to mistake, in any register (a
+calendar entry, a formal email, a chat message):
 
 - **a date ahead**: the event names a date after its own time (a deadline cue such as "by",
   "due", "before" makes it a deadline);

@@ -233,11 +233,6 @@ class MemoryGraph:
             step()
         return journal
 
-    @property
-    def journal(self) -> Journal:
-        """The open transaction's journal (RuntimeError outside a transaction)."""
-        return self._require_journal()
-
     def _require_journal(self) -> Journal:
         if self._journal is None:
             raise RuntimeError("no open transaction")

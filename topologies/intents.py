@@ -1,4 +1,4 @@
-"""Intent emergence and lifecycle (SPEC 2.6, CogniFold §3.3 and Table 10).
+"""Intent emergence and lifecycle (docs/DESIGN.md section 5; CogniFold §3.3 and Table 10).
 
 Evidence density, for one fold at stream time ``now``:
 

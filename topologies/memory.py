@@ -122,16 +122,9 @@ class TenantMemory:
             index.attach(self._vector_recorder(name))
 
     def commit(self) -> ChangeSet:
-        tx = self._close()
-        journal = self.graph.commit()
-        return self._changeset(journal, tx)
-
-    def changes(self) -> ChangeSet:
-        """What the open transaction has changed so far (it stays open)."""
-        if self._tx is None:
-            raise RuntimeError("no open transaction")
-        journal = self.graph.journal
-        return self._changeset(journal, self._tx)
+        changes = ChangeSet(tenant=self.tenant)
+        self._commit_into(changes)
+        return changes
 
     def rollback(self) -> None:
         tx = self._close()
@@ -140,15 +133,21 @@ class TenantMemory:
         self.graph.rollback()
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """Commit on success, roll back on any exception (re-raised)."""
+    def transaction(self) -> Iterator[ChangeSet]:
+        """The one way a writer changes memory: ``with memory.transaction() as changes: ...``.
+
+        Yields the transaction's ChangeSet: empty inside the block, filled with exactly what
+        changed when the block ends without an exception (the commit). Any exception rolls
+        every change back and is re-raised; the ChangeSet then stays empty.
+        """
+        changes = ChangeSet(tenant=self.tenant)
         self.begin()
         try:
-            yield
+            yield changes
         except BaseException:
             self.rollback()
             raise
-        self.commit()
+        self._commit_into(changes)
 
     def _close(self) -> _Tx:
         if self._tx is None:
@@ -199,8 +198,12 @@ class TenantMemory:
             else:
                 self._tx.undo.append(lambda: self.event_states.__setitem__(event_id, previous))
 
-    def _changeset(self, journal: Journal, tx: _Tx) -> ChangeSet:
-        change = ChangeSet(tenant=self.tenant)
+    def _commit_into(self, change: ChangeSet) -> None:
+        tx = self._close()
+        journal = self.graph.commit()
+        self._fill(change, journal, tx)
+
+    def _fill(self, change: ChangeSet, journal: Journal, tx: _Tx) -> None:
         for node_id in journal.nodes:
             data = self.graph.g.nodes.get(node_id)
             change.nodes[node_id] = None if data is None else data["n"]
@@ -214,7 +217,6 @@ class TenantMemory:
             change.meta[meta_key] = self.meta.get(meta_key)
         for event_id in tx.events:
             change.events[event_id] = self.event_states.get(event_id)
-        return change
 
     # ------------------------------------------------------------------ loading
     def load(

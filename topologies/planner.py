@@ -31,7 +31,8 @@ class ContextItem:
 
 @dataclass(frozen=True)
 class Context:
-    """SPEC 2.2: three tiers of central, recent and frequently used nodes."""
+    """The fold's context (docs/DESIGN.md section 3): three tiers of central, recent and
+    frequently used nodes."""
 
     immediate: list[ContextItem] = field(default_factory=list)
     working: list[ContextItem] = field(default_factory=list)

@@ -1,4 +1,4 @@
-"""The user's control over what foldmem holds (DCPM section 6; issue 7 part 3).
+"""The user's control over what foldmem holds (docs/DESIGN.md section 9; DCPM section 6).
 
 - **Layers**: per-tenant opt-in for the inferred layers ``facts``, ``concepts``, ``intents``,
   ``core_schemas`` (stored in ``memory.meta["privacy.layers"]``; core schemas OFF by default).
@@ -14,16 +14,17 @@
   (node ids and hashed event ids), counts; never content.
 
 Every function that writes opens and commits its own transaction and returns the ChangeSet
-to persist (store, lexical index and Kafka changelogs all apply ChangeSets).
+to persist (store, lexical index and Kafka changelogs all apply ChangeSets). The time an
+audit entry, a tombstone or an export carries (``now``) is the caller's: the runtime passes the
+wall clock of the request.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import structlog
@@ -93,7 +94,7 @@ def set_layers(
     *,
     purge: bool = False,
     actor: str = "user",
-    now: datetime | None = None,
+    now: datetime,
     embedder: Embedder | None = None,
 ) -> ChangeSet:
     """Opt layers in or out. ``purge`` also deletes what a disabled layer already holds."""
@@ -102,7 +103,7 @@ def set_layers(
             raise PrivacyError(f"unknown layer {name!r}; known: {', '.join(LAYERS)}")
     current = layers(memory)
     wanted = {**current, **{k: bool(v) for k, v in changes.items()}}
-    with _transaction(memory):
+    with memory.transaction() as committed:
         if wanted != current or LAYERS_KEY not in memory.meta:
             memory.set_meta(LAYERS_KEY, wanted)
         if purge:
@@ -114,9 +115,9 @@ def set_layers(
             }
             if doomed:
                 report = DeletionReport(tenant=memory.tenant, action="purge_layers")
-                _delete_nodes(memory, doomed, report, now or _wall(), embedder=embedder)
+                _delete_nodes(memory, doomed, report, now, embedder=embedder)
                 _audit(memory, actor, report, now)
-    return memory.commit()
+    return committed
 
 
 # ------------------------------------------------------------------ tombstones
@@ -138,8 +139,9 @@ def check_not_forgotten(memory: TenantMemory, event_id: str) -> None:
 
 
 # ---------------------------------------------------------------------- export
-def export_tenant(memory: TenantMemory) -> dict[str, Any]:
-    """Everything held about the tenant, JSON-ready. Inferred layers are marked inferred."""
+def export_tenant(memory: TenantMemory, now: datetime) -> dict[str, Any]:
+    """Everything held about the tenant at ``now``, JSON-ready. Inferred layers are marked
+    inferred."""
     nodes = []
     for node in sorted(memory.graph.nodes(), key=lambda n: (n.kind.value, n.id)):
         data = node.model_dump(mode="json")
@@ -152,7 +154,7 @@ def export_tenant(memory: TenantMemory) -> dict[str, Any]:
     meta = {k: v for k, v in memory.meta.items() if not k.startswith(TOMBSTONE_PREFIX)}
     return {
         "tenant": memory.tenant,
-        "exported_at": _wall().isoformat(),
+        "exported_at": now.isoformat(),
         "layers": layers(memory),
         "counts": {
             layer: sum(1 for n in nodes if n["layer"] == layer)
@@ -246,17 +248,17 @@ def delete_event(
     event_id: str,
     *,
     actor: str = "user",
-    now: datetime | None = None,
+    now: datetime,
     embedder: Embedder | None = None,
 ) -> DeletionReport:
     """Hard delete of one RawEvent id with its cascade; the id is tombstoned either way."""
-    when = now or _wall()
+    when = now
     report = DeletionReport(
         tenant=memory.tenant,
         action="forget_event",
         event_hashes=[event_hash(memory.tenant, event_id)],
     )
-    with _transaction(memory):
+    with memory.transaction() as changes:
         revisions = _revisions(memory, event_id)  # the event and its edited versions
         seeds = {node_id for node_id, _ in revisions}
         report.found = bool(seeds) or memory.event_state(event_id) is not None
@@ -277,7 +279,7 @@ def delete_event(
             memory.set_meta(key, None)
         memory.set_meta(f"{TOMBSTONE_PREFIX}{report.event_hashes[0]}", {"at": when.isoformat()})
         _audit(memory, actor, report, when)
-    report.changes = memory.commit()
+    report.changes = changes
     log.info(
         "event_forgotten",
         tenant=memory.tenant,
@@ -305,7 +307,7 @@ def delete_node(
     node_id: str,
     *,
     actor: str = "user",
-    now: datetime | None = None,
+    now: datetime,
     embedder: Embedder | None = None,
 ) -> DeletionReport:
     """Remove one inferred node (a schema, intent or fact the user rejects) and its cascade."""
@@ -316,21 +318,19 @@ def delete_node(
         if node.source_event_id is None:
             raise PrivacyError("an EVENT node without its RawEvent id cannot be deleted here")
         return delete_event(memory, node.source_event_id, actor=actor, now=now, embedder=embedder)
-    when = now or _wall()
+    when = now
     report = DeletionReport(tenant=memory.tenant, action="forget_node")
-    with _transaction(memory):
+    with memory.transaction() as changes:
         _delete_nodes(memory, cascade(memory, {node.id}), report, when, embedder=embedder)
         _audit(memory, actor, report, when)
-    report.changes = memory.commit()
+    report.changes = changes
     return report
 
 
-def forget_tenant(
-    memory: TenantMemory, *, actor: str = "user", now: datetime | None = None
-) -> DeletionReport:
+def forget_tenant(memory: TenantMemory, *, now: datetime, actor: str = "user") -> DeletionReport:
     """Delete everything held about the tenant. Hashed tombstones of its event ids and the
     audit log are kept, so a replayed stream cannot bring the content back."""
-    when = now or _wall()
+    when = now
     report = DeletionReport(tenant=memory.tenant, action="forget_tenant")
     event_ids = set(memory.event_states)
     event_ids |= {
@@ -338,7 +338,7 @@ def forget_tenant(
     }
     report.event_hashes = sorted(event_hash(memory.tenant, e) for e in event_ids)
     report.event_ids = sorted(event_ids)
-    with _transaction(memory):
+    with memory.transaction() as changes:
         _delete_nodes(memory, {n.id for n in memory.graph.nodes()}, report, when, relink=False)
         for absorbed in list(memory.graph.aliases):
             memory.graph.remove_alias(absorbed)
@@ -354,7 +354,7 @@ def forget_tenant(
         for digest in report.event_hashes:
             memory.set_meta(f"{TOMBSTONE_PREFIX}{digest}", {"at": when.isoformat()})
         _audit(memory, actor, report, when, ids=False)
-    report.changes = memory.commit()
+    report.changes = changes
     log.info(
         "tenant_forgotten",
         tenant=memory.tenant,
@@ -372,21 +372,6 @@ def audit_log(memory: TenantMemory) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------- internals
-def _wall() -> datetime:
-    return datetime.now(UTC)
-
-
-@contextmanager
-def _transaction(memory: TenantMemory) -> Iterator[None]:
-    """Open the tenant transaction; roll it back if the body raises (the caller commits)."""
-    memory.begin()
-    try:
-        yield
-    except BaseException:
-        memory.rollback()
-        raise
-
-
 def _delete_nodes(
     memory: TenantMemory,
     doomed: Iterable[str],
@@ -544,14 +529,14 @@ def _audit(
     memory: TenantMemory,
     actor: str,
     report: DeletionReport,
-    when: datetime | None,
+    when: datetime,
     ids: bool = True,
 ) -> None:
     seq = int(memory.meta.get(AUDIT_SEQ_KEY, 0)) + 1
     memory.set_meta(AUDIT_SEQ_KEY, seq)
     entry: dict[str, Any] = {
         "seq": seq,
-        "at": (when or _wall()).isoformat(),
+        "at": when.isoformat(),
         "actor": actor,
         "action": report.action,
         "event_hashes": report.event_hashes[:1000],

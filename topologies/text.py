@@ -23,44 +23,10 @@ from functools import lru_cache
 
 from dateutil.relativedelta import relativedelta
 
+from topologies.lexicon import CALENDAR_WORDS, LABEL_SKIP, MONTHS, STOPWORDS, WEEKDAYS, wordset
+
 # ------------------------------------------------------------------------- words
 
-
-def wordset(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-STOPWORDS = wordset(
-    """
-    a about above after again against all also am an and any are aren't as at be because been
-    before being below between both but by can can't cannot could did didn't do does doesn't doing
-    don't down during each few for from further get got had hadn't has hasn't have haven't having he
-    he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in
-    into is isn't it it's its itself just let's like me more most much must my myself no nor not now
-    of off on once only or other ought our ours ourselves out over own please re same shall she
-    she'd she'll she's should shouldn't so some such than thanks thank that that's the their theirs
-    them themselves then there there's these they they'd they'll they're they've this those through
-    to too under until up upon us very via was wasn't we we'd we'll we're we've were weren't what
-    what's when when's where where's which while who who's whom why why's will with won't would
-    wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves hi hello hey dear
-    best regards cheers ok okay still already really maybe one two three four five six week weeks
-    today tomorrow yesterday tonight morning afternoon evening day days time next last new see
-    need needs make made know think want going go went come back take well good great sure done
-    per via etc pm am re fwd fw
-    """
-)
-MONTHS = {
-    "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
-    "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9,
-    "sept": 9, "september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12,
-    "december": 12,
-}  # fmt: skip
-WEEKDAYS = {
-    "mon": 0, "monday": 0, "tue": 1, "tues": 1, "tuesday": 1, "wed": 2, "wednesday": 2, "thu": 3,
-    "thur": 3, "thurs": 3, "thursday": 3, "fri": 4, "friday": 4, "sat": 5, "saturday": 5,
-    "sun": 6, "sunday": 6,
-}  # fmt: skip
-_CALENDAR_WORDS = frozenset(MONTHS) | frozenset(WEEKDAYS)
 
 _TOKEN = re.compile(r"[^\W\d_][\w'\-]*[^\W_]|[^\W\d_]", re.UNICODE)
 
@@ -90,7 +56,7 @@ def is_content_word(word: str) -> bool:
     return (
         len(low) > 2
         and low not in STOPWORDS
-        and low not in _CALENDAR_WORDS
+        and low not in CALENDAR_WORDS
         and not any(ch.isdigit() for ch in low)
     )
 
@@ -131,12 +97,6 @@ def _surface(word: str) -> str:
     return word[:1].upper() + word[1:].lower() if word.islower() or word.istitle() else word
 
 
-# words that never name a topic: units of time and money, hedges, confirmations
-LABEL_SKIP = wordset(
-    "minute minutes hour hours day days week weeks month months year years beyond eur euro "
-    "euros usd dollars confirmed confirm confirmation reminder update updates quick free "
-    "finally thanks please sorry okay yes hey hello hi regards best cheers"
-)
 LABEL_IDF_CAP = 4.5  # very rare words (names, codes) should not outrank topical nouns
 NAME_FACTOR = 0.3  # a word only ever seen capitalised mid-text is probably a name
 
@@ -297,7 +257,7 @@ def _name_words(text: str) -> list[tuple[int, int, str]]:
     for match in _CAPWORD.finditer(text):
         word = match.group(0).strip("'’-")
         low = word.lower()
-        if len(low) < 2 or low in STOPWORDS or low in _CALENDAR_WORDS or low in _NAME_SKIP:
+        if len(low) < 2 or low in STOPWORDS or low in CALENDAR_WORDS or low in _NAME_SKIP:
             continue
         before = text[max(0, match.start() - 3) : match.start()]
         at_start = match.start() == 0 or bool(_SENTENCE_END.search(before))

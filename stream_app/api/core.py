@@ -118,7 +118,7 @@ async def health(hub: HubDep) -> Health:
 async def llm(hub: HubDep) -> dict[str, Any]:
     """The LLM path: planner in use, endpoint, output mode, breaker, token usage per tenant,
     and which planner folded each tenant's events (as the folds recorded it)."""
-    from topologies.llm.factory import llm_status
+    from adapters.llm.factory import llm_status
 
     return {
         **llm_status(hub.engine.planner),

@@ -34,8 +34,10 @@ def mcp_command(
         str | None, typer.Option("--host", help="HTTP address (default FOLDMEM_API_HOST).")
     ] = None,
 ) -> None:
-    """Serve the memory as MCP tools (query, recall, list_intents, set_intent_status,
-    add_events, get_node, chain) and the pending intents as a resource."""
+    """Serve the memory to agents over MCP: query, recall, intents, events, nodes, chains.
+
+    Tools: query, recall, list_intents, set_intent_status, add_events, get_node, chain; the
+    pending intents are a resource."""
     from stream_app.mcp.run import open_backend, serve_http
     from stream_app.mcp.server import build_server
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import structlog
@@ -108,7 +108,9 @@ class EmbeddedPrivacy(Forgetting):
         embedder = self.engine.embedder
         await self._locked_write(
             tenant,
-            lambda m: privacy.set_layers(m, changes, purge=purge, actor=actor, embedder=embedder),
+            lambda m: privacy.set_layers(
+                m, changes, purge=purge, actor=actor, now=datetime.now(UTC), embedder=embedder
+            ),
             lambda c: c,
         )
         return self.layers(tenant)

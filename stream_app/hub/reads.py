@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -48,7 +48,7 @@ class HubReads(ABC):
     def reader(self) -> Reader:
         """The read path (lexical indexes, timelines), built on first use, kept in step."""
         if self._reader is None:
-            self._reader = Reader(self.engine.embedder)
+            self._reader = Reader(self.engine.embedder, self.engine.config)
         return self._reader
 
     def follow(self, changes: Iterable[ChangeSet]) -> None:
@@ -86,7 +86,7 @@ class HubReads(ABC):
         return layers(self.view(tenant))
 
     def export(self, tenant: str) -> dict[str, Any]:
-        return export_tenant(self.view(tenant))
+        return export_tenant(self.view(tenant), datetime.now(UTC))
 
     def audit(self, tenant: str) -> list[dict[str, Any]]:
         return audit_log(self.view(tenant))

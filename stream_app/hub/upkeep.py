@@ -68,14 +68,16 @@ class Deletion:
     @classmethod
     def of_event(cls, event_id: str, actor: str, embedder: Embedder) -> Deletion:
         def run(memory: TenantMemory) -> DeletionReport:
-            return privacy.delete_event(memory, event_id, actor=actor, embedder=embedder)
+            return privacy.delete_event(
+                memory, event_id, actor=actor, now=datetime.now(UTC), embedder=embedder
+            )
 
         return cls(run, "event_forgotten", creates=True)
 
     @classmethod
     def of_tenant(cls, actor: str) -> Deletion:
         def run(memory: TenantMemory) -> DeletionReport:
-            return privacy.forget_tenant(memory, actor=actor)
+            return privacy.forget_tenant(memory, actor=actor, now=datetime.now(UTC))
 
         return cls(run, "tenant_forgotten", creates=False)
 
@@ -97,9 +99,9 @@ class Forgetting(ABC):
 
 
 def llm_inductor(engine: Any) -> LLMInductor | None:
-    """The nightly LLM inductor, on the LLM planner's client when one is configured."""
-    client = getattr(engine.planner, "client", None)
-    return LLMInductor(client) if client is not None and hasattr(client, "complete_json") else None
+    """The nightly LLM inductor the engine was built with (None: deterministic induction)."""
+    inductor: LLMInductor | None = engine.inductor
+    return inductor
 
 
 async def run_night(

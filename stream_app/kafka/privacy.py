@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import abstractmethod
+from datetime import UTC, datetime
 
 from stream_app.hub.upkeep import (
     Deletion,
@@ -70,7 +71,12 @@ class KafkaPrivacy(Forgetting):
         async with self.owned(tenant):
             memory = self.state.memory(tenant)
             written = privacy.set_layers(
-                memory, changes, purge=purge, actor=actor, embedder=self.engine.embedder
+                memory,
+                changes,
+                purge=purge,
+                actor=actor,
+                now=datetime.now(UTC),
+                embedder=self.engine.embedder,
             )
             await self._hard_delete(tenant, written)
         return self.layers(tenant)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from foldmem_testing.fakeserver import FakeOpenAI
 from schemas.events import RawEvent
 from tests.adversarial.obeying_model import obeying_reply
-from topologies.llm.fakeserver import FakeOpenAI
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_stream.jsonl"
 

@@ -13,6 +13,9 @@ from typing import Any
 
 import pytest
 
+from adapters.llm.client import CapabilityMemory
+from adapters.llm.factory import llm_planner
+from foldmem_testing.fakeserver import FakeOpenAI
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from tests.adversarial.obeying_model import TRIGGER, WIRE_TITLE
@@ -21,8 +24,7 @@ from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
 from topologies.executor import PlanExecutor
 from topologies.heuristic_planner import HeuristicPlanner
-from topologies.llm import CapabilityMemory, LLMConfig, LLMPlanner
-from topologies.llm.fakeserver import FakeOpenAI
+from topologies.llm.config import LLMConfig
 from topologies.memory import TenantMemory
 
 FAST = {"model": "fake", "api_key": "sk-test", "timeout_s": 5.0, "max_retries": 1,
@@ -35,7 +37,7 @@ def heuristic_engine(embedder: HashingEmbedder, config: EngineConfig) -> FoldEng
 
 def llm_engine(fake: FakeOpenAI, embedder: HashingEmbedder, config: EngineConfig) -> FoldEngine:
     heuristic = HeuristicPlanner(embedder, config)
-    planner = LLMPlanner(
+    planner = llm_planner(
         LLMConfig.model_validate({**FAST, "base_url": fake.base_url}),
         heuristic=heuristic,
         validator=PlanExecutor(embedder, config).validate,

@@ -8,11 +8,11 @@ from pathlib import Path
 import httpx
 import orjson
 
+from foldmem_testing.fakeserver import FakeOpenAI, Reply
 from stream_app.api.app import create_app
 from stream_app.api.server import ApiServer
 from tests.app.conftest import app_settings, invoke, make_stream, quiet_hub, run_once, write_jsonl
 from topologies.config import EngineConfig
-from topologies.llm.fakeserver import FakeOpenAI, Reply
 
 
 async def test_status_reports_the_planners_of_the_data_dir_not_of_the_environment(

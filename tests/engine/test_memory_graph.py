@@ -111,12 +111,26 @@ def test_commit_reports_exactly_what_changed() -> None:
     assert change.events == {"ev-9": "folded"}
 
 
+def test_transaction_yields_the_changeset_it_commits() -> None:
+    memory = TenantMemory("alice", dim=4)
+    memory.graph.load([node("a")], [], {})
+    with memory.transaction() as changes:
+        memory.graph.add_node(node("b"))
+        memory.set_meta("k", 1)
+        assert changes.empty  # filled at the commit, when the block ends
+    assert set(changes.nodes) == {"b"}
+    assert changes.meta == {"k": 1}
+    assert not memory.in_transaction
+
+
 def test_transaction_context_manager_rolls_back_on_error() -> None:
     memory = TenantMemory("alice", dim=4)
-    with pytest.raises(RuntimeError), memory.transaction():
+    with pytest.raises(RuntimeError), memory.transaction() as changes:
         memory.graph.add_node(node("x"))
         raise RuntimeError("boom")
     assert "x" not in memory.graph
+    assert changes.empty
+    assert not memory.in_transaction
 
 
 def test_aliases_of_absorbed_nodes_keep_resolving() -> None:

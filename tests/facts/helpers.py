@@ -9,6 +9,7 @@ from schemas.plans import UpdatePlan
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.engine import FoldEngine
+from topologies.facts.step import FactStep
 from topologies.heuristic_planner import HeuristicPlanner
 from topologies.planner import PlanRequest
 
@@ -65,7 +66,7 @@ def stance_stream(tenant: str = "alice") -> list[RawEvent]:
     return events
 
 
-def engine(embedder: Embedder, heuristic: bool = True) -> FoldEngine:
+def engine(embedder: Embedder, heuristic: bool = True, facts: FactStep | None = None) -> FoldEngine:
     config = EngineConfig()
     planner = HeuristicPlanner(embedder, config) if heuristic else NoopPlanner()
-    return FoldEngine(embedder, planner, config)
+    return FoldEngine(embedder, planner, config, facts=facts)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 import pytest
@@ -16,6 +16,8 @@ from topologies.facts.chains import chain_of, head_of
 from topologies.facts.step import fact_id
 from topologies.memory import event_node_id
 from topologies.privacy import set_layers
+
+PRIVACY_NOW = datetime(2026, 12, 1, tzinfo=UTC)  # when the user asked (audit time)
 
 
 async def _folded(embedder: HashingEmbedder, heuristic: bool = True):  # type: ignore[no-untyped-def]
@@ -108,7 +110,7 @@ async def test_update_and_duplicate(embedder: HashingEmbedder) -> None:
 async def test_facts_layer_opt_out(embedder: HashingEmbedder) -> None:
     eng = engine(embedder, heuristic=False)
     memory = eng.new_memory("carol")
-    set_layers(memory, {"facts": False})
+    set_layers(memory, {"facts": False}, now=PRIVACY_NOW)
     for event in stance_stream("carol"):
         await eng.fold(memory, event)
     assert memory.graph.count(NodeKind.FACT) == 0

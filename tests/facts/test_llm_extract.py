@@ -8,8 +8,12 @@ from typing import Any
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from tests.facts.helpers import T0, engine
+from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
-from topologies.facts.llm_extract import LLMExtractor, attach_llm_steps
+from topologies.engine import FoldEngine
+from topologies.facts.llm_extract import LLMExtractor
+from topologies.facts.step import FactStep
+from topologies.heuristic_planner import HeuristicPlanner
 
 
 class FakeClient:
@@ -56,8 +60,7 @@ async def test_llm_items_are_reconciled_into_a_chain(embedder: HashingEmbedder) 
             RuntimeError("model down"),  # falls back to the deterministic rules
         ]
     )
-    eng = engine(embedder, heuristic=False)
-    eng.facts.extractor = LLMExtractor(client)
+    eng = engine(embedder, heuristic=False, facts=FactStep(embedder, LLMExtractor(client)))
     memory = eng.new_memory("erin")
     bodies = [
         "oat flat white again, obviously",
@@ -80,6 +83,17 @@ async def test_llm_items_are_reconciled_into_a_chain(embedder: HashingEmbedder) 
     assert facts[1].supersedes == facts[0].id and facts[0].attrs["extractor"] == "llm"
 
 
-def test_attach_needs_a_client(embedder: HashingEmbedder) -> None:
+def test_without_a_completer_the_fact_step_has_no_model(embedder: HashingEmbedder) -> None:
     eng = engine(embedder)
-    assert not attach_llm_steps(eng) and eng.facts.extractor is None
+    assert eng.facts.extractor is None and eng.facts.judge is None and eng.inductor is None
+
+
+def test_a_completer_gives_the_fact_step_and_the_nightly_engine_their_model(
+    embedder: HashingEmbedder,
+) -> None:
+    config = EngineConfig()
+    client = FakeClient([])
+    eng = FoldEngine(embedder, HeuristicPlanner(embedder, config), config, completer=client)
+    assert isinstance(eng.facts.extractor, LLMExtractor) and eng.facts.extractor.client is client
+    assert eng.facts.judge is not None and eng.inductor is not None
+    assert eng.inductor.client is client

@@ -10,15 +10,16 @@ from typing import Any
 
 import pytest
 
+from adapters.llm.client import CapabilityMemory, LLMClient
 from benchmarks.bench_beliefs import make_engine, statement_event
+from foldmem_testing.fakeserver import FakeOpenAI, Reply
 from schemas.graph import NodeKind
 from tests.facts.helpers import T0
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
 from topologies.facts.llm_reconcile import LLMReconciler
-from topologies.llm.client import CapabilityMemory, LLMClient
+from topologies.facts.step import FactStep
 from topologies.llm.config import LLMConfig
-from topologies.llm.fakeserver import FakeOpenAI, Reply
 from topologies.llm.prompts.reconcile_fact import TASK, parse_reply
 from topologies.memory import TenantMemory
 
@@ -45,9 +46,7 @@ def judged_engine(fake: FakeOpenAI, embedder: HashingEmbedder) -> FoldEngine:
         LLMConfig.model_validate({**CONFIG, "base_url": fake.base_url}),
         capabilities=CapabilityMemory(),
     )
-    eng = make_engine(embedder)
-    eng.facts.judge = LLMReconciler(client)
-    return eng
+    return make_engine(embedder, facts=FactStep(embedder, judge=LLMReconciler(client)))
 
 
 def answer(decision: str, target: str | None = None) -> Reply:

@@ -3,6 +3,7 @@ from the state's sends and replayed like Faust's recovery)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import orjson
@@ -12,6 +13,8 @@ from stream_app.kafka.state import KafkaTenantState
 from tests.facts.helpers import REVISIONS, engine, stance_stream
 from topologies.embedding import HashingEmbedder
 from topologies.privacy import delete_event, forget_tenant
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)  # when the user asked (audit time)
 
 SECRET = "birthday treat"
 
@@ -62,7 +65,7 @@ async def test_recovery_after_hard_delete() -> None:
     table, state = await _state_with_stream()
     assert SECRET in _live(replay(table.log))
     report = delete_event(
-        state.memory("alice"), "stance-3", actor="me", embedder=HashingEmbedder(256)
+        state.memory("alice"), "stance-3", actor="me", now=NOW, embedder=HashingEmbedder(256)
     )
     assert report.changes is not None
     state.hard_delete(report.changes)
@@ -78,7 +81,7 @@ async def test_recovery_after_hard_delete() -> None:
 
 async def test_recovery_after_forget_tenant() -> None:
     table, state = await _state_with_stream()
-    report = forget_tenant(state.memory("alice"), actor="me")
+    report = forget_tenant(state.memory("alice"), actor="me", now=NOW)
     assert report.changes is not None
     state.hard_delete(report.changes)
     recovered = replay(table.log)

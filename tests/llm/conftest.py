@@ -8,13 +8,17 @@ from typing import Any
 
 import pytest
 
+from adapters.llm.client import CapabilityMemory
+from adapters.llm.factory import llm_planner
+from foldmem_testing.fakeserver import FakeOpenAI
 from schemas.plans import UpdatePlan
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
 from topologies.executor import PlanExecutor
-from topologies.llm import CapabilityMemory, LLMConfig, LLMPlanner, UsageLedger
-from topologies.llm.fakeserver import FakeOpenAI
+from topologies.llm.config import LLMConfig
+from topologies.llm.planner import LLMPlanner
+from topologies.llm.usage import UsageLedger
 from topologies.naming import Namer
 from topologies.planner import PlanRequest
 
@@ -78,21 +82,31 @@ async def fake() -> AsyncIterator[FakeOpenAI]:
 
 @pytest.fixture
 def make_rig(fake: FakeOpenAI, embedder: HashingEmbedder) -> Callable[..., Rig]:
-    def factory(on: FakeOpenAI | None = None, namer: Namer | None = None, **overrides: Any) -> Rig:
-        """A rig on the fake server ``on`` (default: the test's) with LLMConfig overrides."""
+    def factory(
+        on: FakeOpenAI | None = None,
+        namer: Namer | None = None,
+        fact_model: bool = False,
+        **overrides: Any,
+    ) -> Rig:
+        """A rig on the fake server ``on`` (default: the test's) with LLMConfig overrides;
+        ``fact_model``: the engine's fact step asks the model too (the planner's client)."""
         model = on or fake
         config = LLMConfig.model_validate({**FAST, "base_url": model.base_url, **overrides})
         engine_config = EngineConfig()
         heuristic = RecordingHeuristic()
         executor = PlanExecutor(embedder, engine_config)
-        planner = LLMPlanner(
+        planner = llm_planner(
             config,
             heuristic=heuristic,
             validator=executor.validate,
             capabilities=CapabilityMemory(),
             namer=namer,
+            fact_items=fact_model,
         )
-        engine = FoldEngine(embedder, planner, engine_config, fallback=heuristic)
+        completer = planner.client if fact_model else None
+        engine = FoldEngine(
+            embedder, planner, engine_config, fallback=heuristic, completer=completer
+        )
         return Rig(model, planner, engine, heuristic)
 
     return factory

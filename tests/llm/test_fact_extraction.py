@@ -9,12 +9,12 @@ from typing import Any
 
 from llm_helpers import Rig, fold
 
+from foldmem_testing.fakeserver import Reply, default_plan_reply
 from schemas.graph import NodeKind
 from topologies.facts.extract import extract_items
-from topologies.facts.llm_extract import SYSTEM_PROMPT, attach_llm_steps
 from topologies.facts.step import event_text
-from topologies.llm import BreakerState
-from topologies.llm.fakeserver import Reply, default_plan_reply
+from topologies.llm.breaker import BreakerState
+from topologies.llm.prompts.extract_facts import SYSTEM_PROMPT
 
 BODIES = [
     "I moved to Ghent last week and I love the canals.",
@@ -70,10 +70,9 @@ async def test_an_unparseable_reply_falls_back_to_the_rules(
 ) -> None:
     assert rule_facts(), "the rules find facts in these bodies"
     for reply in ("<think>The user moved, so home_city...</think>", "items: none, sorry", ""):
-        rig = make_rig(facts="call")
+        rig = make_rig(fact_model=True, facts="call")
         rig.fake.requests.clear()  # one server for the three rigs
         rig.fake.handler = answering(reply)
-        assert attach_llm_steps(rig.engine)
         await fold_bodies(rig, make_event)
         assert extraction_calls(rig) == len(BODIES)
         assert fact_texts(rig) == rule_facts(), reply
@@ -83,15 +82,13 @@ async def test_an_unparseable_reply_falls_back_to_the_rules(
 async def test_a_reply_without_items_falls_back_but_an_empty_list_is_an_answer(
     make_rig: Callable[..., Rig], make_event: Any
 ) -> None:
-    rig = make_rig(facts="call")
+    rig = make_rig(fact_model=True, facts="call")
     rig.fake.handler = answering(json.dumps({"facts": ["The user lives in Ghent."]}))
-    attach_llm_steps(rig.engine)
     await fold_bodies(rig, make_event)
     assert fact_texts(rig) == rule_facts()
 
-    rig = make_rig(facts="call")
+    rig = make_rig(fact_model=True, facts="call")
     rig.fake.handler = answering(json.dumps({"items": []}))
-    attach_llm_steps(rig.engine)
     await fold_bodies(rig, make_event)
     assert fact_texts(rig) == []  # the model said: nothing worth remembering
 
@@ -99,9 +96,8 @@ async def test_a_reply_without_items_falls_back_but_an_empty_list_is_an_answer(
 async def test_with_the_breaker_open_no_extraction_call_is_made(
     make_rig: Callable[..., Rig], make_event: Any
 ) -> None:
-    rig = make_rig(facts="call", breaker_reset_s=3600.0)
+    rig = make_rig(fact_model=True, facts="call", breaker_reset_s=3600.0)
     rig.fake.handler = answering(json.dumps(ITEMS))
-    attach_llm_steps(rig.engine)
     for _ in range(rig.planner.breaker.failure_threshold):
         rig.planner.breaker.record_failure()
     assert rig.planner.breaker.state == BreakerState.OPEN
@@ -114,9 +110,8 @@ async def test_with_the_breaker_open_no_extraction_call_is_made(
 async def test_extraction_failures_open_the_breaker(
     make_rig: Callable[..., Rig], make_event: Any
 ) -> None:
-    rig = make_rig(facts="call", max_retries=0, breaker_reset_s=3600.0)
+    rig = make_rig(fact_model=True, facts="call", max_retries=0, breaker_reset_s=3600.0)
     rig.fake.handler = lambda body: Reply(status=503)  # the model is down
-    attach_llm_steps(rig.engine)
     for i in range(6):
         await fold(rig, make_event(f"note {i}", BODIES[i % len(BODIES)]))
     threshold = rig.planner.breaker.failure_threshold
@@ -133,18 +128,16 @@ async def test_extraction_failures_open_the_breaker(
 async def test_extraction_tokens_are_booked_and_count_against_the_budget(
     make_rig: Callable[..., Rig], make_event: Any
 ) -> None:
-    rig = make_rig(facts="call")
+    rig = make_rig(fact_model=True, facts="call")
     rig.fake.handler = answering(json.dumps(ITEMS))
-    attach_llm_steps(rig.engine)
     await fold(rig, make_event("note", BODIES[0]))
     today = rig.ledger.tenant("alice")
     assert today["events"] == 1 and today["calls"] == 2  # one plan, one extraction
     assert today["facts_llm"] == 1
     assert "The user lives in Ghent." in fact_texts(rig)
 
-    rig = make_rig(facts="call", daily_token_budget=1)
+    rig = make_rig(fact_model=True, facts="call", daily_token_budget=1)
     rig.fake.handler = answering(json.dumps(ITEMS))
-    attach_llm_steps(rig.engine)
     await fold(rig, make_event("note", BODIES[0]))  # the first call spends the budget
     calls = rig.fake.calls
     await fold(rig, make_event("note", BODIES[1]))

@@ -9,10 +9,10 @@ from typing import Any
 from llm_helpers import Rig, new_concept, plan_json
 from llm_helpers import fold as fold_folded
 
+from foldmem_testing.fakeserver import Reply
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
-from topologies.llm import BreakerState
-from topologies.llm.fakeserver import Reply
+from topologies.llm.breaker import BreakerState
 from topologies.memory import event_node_id
 
 VALID = plan_json(*new_concept("Flux Tariffs launch"))

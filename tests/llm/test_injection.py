@@ -6,8 +6,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from foldmem_testing.fakeserver import Reply
 from schemas.graph import NodeKind
-from topologies.llm.fakeserver import Reply
 
 Rig = Any  # tests/llm/conftest.py Rig
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from llm_helpers import Rig, fold, new_concept, plan_json
 
+from foldmem_testing.fakeserver import FakeOpenAI, Reply
 from stream_app.settings import Settings
 from topologies.llm.config import SERVER_POLICIES, LLMConfig
-from topologies.llm.fakeserver import FakeOpenAI, Reply
 
 VALID = plan_json(*new_concept("Flux tariffs"))
 LOCAL = {"server": "llamacpp", "timeout_s": 0.5}

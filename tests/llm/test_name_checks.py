@@ -10,9 +10,9 @@ from typing import Any
 
 from llm_helpers import Rig, fold, new_concept, plan_json
 
+from foldmem_testing.fakeserver import Reply
 from schemas.graph import NodeKind
 from topologies.embedding import HashingEmbedder
-from topologies.llm.fakeserver import Reply
 from topologies.naming import Namer
 from topologies.text import tokens
 

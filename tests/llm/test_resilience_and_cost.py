@@ -9,9 +9,9 @@ from typing import Any
 
 from llm_helpers import Rig, fold, new_concept, plan_json
 
+from foldmem_testing.fakeserver import Reply
 from schemas.graph import EdgeKind, NodeKind
-from topologies.llm import BreakerState, CircuitBreaker
-from topologies.llm.fakeserver import Reply
+from topologies.llm.breaker import BreakerState, CircuitBreaker
 from topologies.memory import event_node_id
 
 VALID = plan_json(*new_concept("Standup"))

@@ -11,9 +11,9 @@ from typing import Any
 
 from llm_helpers import Rig, fold, new_concept, plan_json
 
+from foldmem_testing.fakeserver import Reply
 from schemas.graph import EdgeKind, NodeKind
 from schemas.plans import AddEdge, AddNode, UpdatePlan
-from topologies.llm.fakeserver import Reply
 from topologies.llm.prompts.repair import REPAIR_PROMPT
 from topologies.memory import event_node_id
 from topologies.planner import PlanRequest

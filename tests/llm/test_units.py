@@ -6,12 +6,14 @@ from typing import Any
 
 import pytest
 
+from adapters.llm.factory import build_planner, llm_status
 from schemas.errors import LLMError
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
-from topologies.llm import LLMConfig, LLMPlanner, UsageLedger, build_planner, llm_status
+from topologies.llm.config import LLMConfig
 from topologies.llm.jsontext import extract_json_object
-from topologies.llm.usage import EventUsage
+from topologies.llm.planner import LLMPlanner
+from topologies.llm.usage import EventUsage, UsageLedger
 
 
 @pytest.mark.parametrize(

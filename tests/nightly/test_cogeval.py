@@ -6,6 +6,8 @@ switched off so every schema counted here was written by the nightly engine itse
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from benchmarks.bench_nightly import COGEVAL_DIR, load_cogeval, scenario_files
@@ -13,6 +15,8 @@ from schemas.graph import EdgeKind, NodeKind
 from tests.facts.helpers import engine
 from topologies.nightly.run import run_nightly
 from topologies.privacy import set_layers
+
+PRIVACY_NOW = datetime(2026, 12, 1, tzinfo=UTC)  # when the user asked (audit time)
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +40,7 @@ async def test_nightly_on_cogeval_life(minilm) -> None:  # type: ignore[no-untyp
         pytest.skip(f"CogEval scenarios absent: {COGEVAL_DIR} has no *.json")
     eng = engine(minilm, heuristic=False)
     memory = eng.new_memory("life")
-    set_layers(memory, {"core_schemas": True})
+    set_layers(memory, {"core_schemas": True}, now=PRIVACY_NOW)
     events = sorted((e for p in files for e in load_cogeval(p, "life")), key=lambda e: e.ts)
     for event in events:
         await eng.fold(memory, event)

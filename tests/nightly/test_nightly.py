@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -17,6 +18,8 @@ from topologies.nightly.induce import LLMInductor
 from topologies.nightly.run import LAST_RUN_KEY, NightlyError, run_nightly, run_nightly_async
 from topologies.privacy import set_layers
 
+PRIVACY_NOW = datetime(2026, 12, 1, tzinfo=UTC)  # when the user asked (audit time)
+
 
 async def _folded(
     embedder: HashingEmbedder, core: bool = True, per_domain: int = 5
@@ -24,7 +27,7 @@ async def _folded(
     eng = engine(embedder, heuristic=False)
     memory = eng.new_memory("dana")
     if core:
-        set_layers(memory, {"core_schemas": True})
+        set_layers(memory, {"core_schemas": True}, now=PRIVACY_NOW)
     for event in domain_stream(per_domain=per_domain):
         await eng.fold(memory, event)
     return eng, memory
@@ -68,7 +71,7 @@ async def test_core_schemas_are_off_by_default(embedder: HashingEmbedder) -> Non
 
 async def test_layers_concepts_and_intents_off(embedder: HashingEmbedder) -> None:
     eng, memory = await _folded(embedder)
-    set_layers(memory, {"concepts": False, "intents": False})
+    set_layers(memory, {"concepts": False, "intents": False}, now=PRIVACY_NOW)
     report = run_nightly(eng, memory, eng.stream_now(memory))
     assert report.clusters == 3 and report.clusters_done == 0
     assert memory.graph.count(NodeKind.CONCEPT) == 0 and memory.graph.count(NodeKind.INTENT) == 0

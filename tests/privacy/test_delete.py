@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import orjson
 import pytest
 
@@ -26,6 +28,8 @@ from topologies.privacy import (
     set_layers,
 )
 
+PRIVACY_NOW = datetime(2026, 12, 1, tzinfo=UTC)  # when the user asked (audit time)
+
 MIDDLE = "Zumba classes on Thursdays"
 
 
@@ -38,13 +42,13 @@ async def _stances(embedder: HashingEmbedder) -> tuple[FoldEngine, TenantMemory]
 
 
 def _dump(memory: TenantMemory) -> str:
-    return orjson.dumps(export_tenant(memory)).decode()
+    return orjson.dumps(export_tenant(memory, PRIVACY_NOW)).decode()
 
 
 async def test_delete_middle_revision_relinks_the_chain(embedder: HashingEmbedder) -> None:
     eng, memory = await _stances(embedder)
     assert MIDDLE in _dump(memory)
-    report = delete_event(memory, "stance-2", actor="alice", embedder=embedder)
+    report = delete_event(memory, "stance-2", actor="alice", embedder=embedder, now=PRIVACY_NOW)
     gone = fact_id("alice", "stance-2", 0)
     assert (
         gone in report.deleted["FACT"]
@@ -77,8 +81,8 @@ async def test_delete_middle_revision_relinks_the_chain(embedder: HashingEmbedde
 
 async def test_delete_head_and_tail(embedder: HashingEmbedder) -> None:
     _, memory = await _stances(embedder)
-    delete_event(memory, "stance-4")
-    delete_event(memory, "stance-0")
+    delete_event(memory, "stance-4", now=PRIVACY_NOW)
+    delete_event(memory, "stance-0", now=PRIVACY_NOW)
     arc = chain_of(memory, fact_id("alice", "stance-2", 0))
     assert [n.text for n in arc] == REVISIONS[1:4]
     assert arc[0].supersedes is None and arc[-1].superseded_by is None and arc[-1].valid_to is None
@@ -87,7 +91,7 @@ async def test_delete_head_and_tail(embedder: HashingEmbedder) -> None:
 async def test_delete_cascades_to_schemas_intents_and_core(embedder: HashingEmbedder) -> None:
     eng = engine(embedder, heuristic=False)
     memory = eng.new_memory("dana")
-    set_layers(memory, {"core_schemas": True})
+    set_layers(memory, {"core_schemas": True}, now=PRIVACY_NOW)
     for event in domain_stream():
         await eng.fold(memory, event)
     run_nightly(eng, memory, eng.stream_now(memory))
@@ -95,11 +99,11 @@ async def test_delete_cascades_to_schemas_intents_and_core(embedder: HashingEmbe
     (core,) = [n for n in memory.graph.nodes(NodeKind.CONCEPT) if n.core]
     health_events = [e.id for e in domain_stream() if "-note-" in e.id]
     for event_id in health_events[:-1]:
-        delete_event(memory, event_id, embedder=embedder)
+        delete_event(memory, event_id, embedder=embedder, now=PRIVACY_NOW)
     dump = _dump(memory)
     schema = next(n for n in memory.graph.nodes(NodeKind.CONCEPT) if n.category == "health")
     assert "stretches" in schema.text and "ankle" not in dump.lower()  # re-worded from survivors
-    report = delete_event(memory, health_events[-1], embedder=embedder)
+    report = delete_event(memory, health_events[-1], embedder=embedder, now=PRIVACY_NOW)
     deleted = set(report.deleted_ids)
     assert schema.id in deleted and intent.id in deleted and core.id in deleted
     assert "physio" not in _dump(memory)
@@ -107,7 +111,7 @@ async def test_delete_cascades_to_schemas_intents_and_core(embedder: HashingEmbe
 
 async def test_forget_tenant_keeps_only_hashes_and_audit(embedder: HashingEmbedder) -> None:
     eng, memory = await _stances(embedder)
-    report = forget_tenant(memory, actor="alice")
+    report = forget_tenant(memory, actor="alice", now=PRIVACY_NOW)
     assert len(memory.graph) == 0 and all(len(i) == 0 for i in memory.indexes.values())
     assert memory.event_states == {}
     assert set(memory.meta) <= {k for k in memory.meta if k.startswith("privacy.")}
@@ -128,21 +132,21 @@ async def test_layers_and_purge(embedder: HashingEmbedder) -> None:
         "intents": True,
         "core_schemas": False,
     }
-    set_layers(memory, {"core_schemas": True})
+    set_layers(memory, {"core_schemas": True}, now=PRIVACY_NOW)
     for event in domain_stream():
         await eng.fold(memory, event)
     run_nightly(eng, memory, eng.stream_now(memory))
     assert any(n.core for n in memory.graph.nodes(NodeKind.CONCEPT))
-    set_layers(memory, {"core_schemas": False}, purge=True)
+    set_layers(memory, {"core_schemas": False}, purge=True, now=PRIVACY_NOW)
     assert not any(n.core for n in memory.graph.nodes(NodeKind.CONCEPT))
     assert memory.graph.count(NodeKind.CONCEPT) == 3  # the within-domain schemas stay
     with pytest.raises(PrivacyError):
-        set_layers(memory, {"dreams": True})
+        set_layers(memory, {"dreams": True}, now=PRIVACY_NOW)
 
 
 async def test_export_marks_inferred_layers(embedder: HashingEmbedder) -> None:
     _, memory = await _stances(embedder)
-    data = export_tenant(memory)
+    data = export_tenant(memory, PRIVACY_NOW)
     by_layer = {n["layer"]: n["inferred"] for n in data["nodes"]}
     assert by_layer["events"] is False and by_layer["facts"] is True
     assert data["counts"]["facts"] >= 5 and data["layers"]["core_schemas"] is False
@@ -151,7 +155,7 @@ async def test_export_marks_inferred_layers(embedder: HashingEmbedder) -> None:
 async def test_user_removes_one_inferred_node(embedder: HashingEmbedder) -> None:
     _, memory = await _stances(embedder)
     target = fact_id("alice", "stance-1", 0)
-    delete_node(memory, target)
+    delete_node(memory, target, now=PRIVACY_NOW)
     assert memory.graph.get(target) is None
     assert len(chain_of(memory, fact_id("alice", "stance-0", 0))) == 4
     assert memory.graph.get(event_node_id("alice", "stance-1")) is not None  # the event stays
@@ -172,7 +176,7 @@ async def test_delete_takes_every_revision_of_an_edited_event(embedder: HashingE
     await eng.fold(memory, first)
     await eng.fold(memory, edited)
     assert memory.graph.count(NodeKind.EVENT) == 2
-    report = delete_event(memory, "m1")
+    report = delete_event(memory, "m1", now=PRIVACY_NOW)
     assert len(report.deleted["EVENT"]) == 2 and memory.graph.count(NodeKind.FACT) == 0
     assert memory.event_states == {} and not any(k.startswith("revision:") for k in memory.meta)
     assert "lapsang" not in _dump(memory) and "jasmine" not in _dump(memory)
@@ -217,7 +221,7 @@ async def test_a_deleted_member_leaves_no_trace_in_its_concepts_centroid(
     memory.commit()
     concept = scope.ref_ids["c"]
     assert concept in memory.index(TOPIC)
-    report = delete_event(memory, "e1", embedder=embedder)
+    report = delete_event(memory, "e1", embedder=embedder, now=PRIVACY_NOW)
     assert concept not in memory.index(TOPIC)  # dropped, rebuilt from the members left
     assert report.changes is not None and report.changes.vectors[(TOPIC, concept)] is None
     rebuilt = topics.centroid(memory, concept, eng.config.topics)

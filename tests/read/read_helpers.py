@@ -7,6 +7,7 @@ from typing import Any
 
 from schemas.graph import EDGE_PRIOR_WEIGHT, Edge, EdgeKind, Node, NodeKind
 from schemas.query import QueryRequest, QueryResponse
+from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.memory import ChangeSet, TenantMemory, event_node_id
 from topologies.read import ReadConfig, Reader
@@ -107,7 +108,9 @@ def eid(b: Builder, event_id: str) -> str:
 
 def ask(b: Builder, text: str, config: ReadConfig | None = None, **kw: Any) -> QueryResponse:
     """One query with a fresh Reader."""
-    return Reader(b.embedder, config).query(b.memory, QueryRequest(text=text, **kw))
+    return Reader(b.embedder, EngineConfig(read=config or ReadConfig())).query(
+        b.memory, QueryRequest(text=text, **kw)
+    )
 
 
 def set_participants(b: Builder, who: dict[str, list[str]]) -> None:

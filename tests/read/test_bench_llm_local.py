@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks import bench_llm_local, bench_locomo
+from foldmem_testing.fakeserver import FakeOpenAI, event_of
 from tests.read.test_bench_structural import _scenario
-from topologies.llm.fakeserver import FakeOpenAI, event_of
 
 
 @pytest.fixture

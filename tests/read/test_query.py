@@ -9,6 +9,7 @@ from read_helpers import T0, Builder
 
 from schemas.graph import EdgeKind, NodeKind
 from schemas.query import QueryRequest, TimeRange
+from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.read import ReadConfig, Reader
 
@@ -39,7 +40,7 @@ def _eid(b: Builder, event_id: str) -> str:
 
 
 def _ask(b: Builder, text: str, config: ReadConfig | None = None, **kw: object):  # type: ignore[no-untyped-def]
-    reader = Reader(b.embedder, config)
+    reader = Reader(b.embedder, EngineConfig(read=config or ReadConfig()))
     return reader.query(b.memory, QueryRequest(text=text, **kw))  # type: ignore[arg-type]
 
 

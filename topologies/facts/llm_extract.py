@@ -23,54 +23,27 @@ remembering".
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 import structlog
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from schemas.events import RawEvent
+from topologies.embedding import Embedder
 from topologies.facts.extract import ExtractedItem, ExtractorConfig, extract_items, normalise
 from topologies.facts.slots import cue_of
+from topologies.facts.step import FactStep, ItemExtractor
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import JsonCompleter
 from topologies.llm.guard import GuardedTask
+from topologies.llm.prompts import extract_facts
+from topologies.llm.prompts.extract_facts import ExtractedItemModel, ExtractionReply
 from topologies.llm.usage import UsageLedger
+from topologies.planner import Planner
 
 log = structlog.get_logger(__name__)
-
-SYSTEM_PROMPT = """You extract a user's long-term memory items from one message they wrote or \
-received. Return JSON {"items": [...]} with at most 8 items, each:
-- "text": one self-contained sentence, in the user's perspective;
-- "kind": "identity" (a durable attribute: home city, employer, job, diet, family), "stance" \
-(a preference, opinion or stance), "attribute" (another "my X is Y" fact) or "fact" (anything \
-else worth remembering);
-- "subject": for identity/stance/attribute, a short snake_case subject such as home_city, \
-employer, diet, fitness, coffee, favourite_editor (the same subject for later revisions);
-- "value": the normalised value for that subject (e.g. "lisbon", "prefers hiking");
-- "revision": true when the message says an earlier belief or preference changed;
-- "salience": 0..1.
-Skip greetings, questions and boilerplate. Never invent facts."""
-
-
-class ExtractedItemModel(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    text: str = Field(min_length=3, max_length=400)
-    kind: Literal["identity", "stance", "attribute", "fact"] = "fact"
-    subject: str = Field(default="", max_length=64)
-    value: str = Field(default="", max_length=160)
-    revision: bool = False
-    salience: float = Field(default=0.5, ge=0.0, le=1.0)
-
-
-class ExtractionReply(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    items: list[ExtractedItemModel] = Field(max_length=8)  # required: {} is not an answer
-
 
 _PREFIX = {"identity": "identity", "stance": "stance", "attribute": "attr"}
 
@@ -108,16 +81,7 @@ class LLMExtractor:
         self.guard = GuardedTask(client, "facts", breaker, ledger)
 
     def messages(self, event: RawEvent) -> list[dict[str, str]]:
-        body = {
-            "source": event.source,
-            "time": event.ts.isoformat(),
-            "title": event.title[:300],
-            "text": event.body[: self.max_chars],
-        }
-        return [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": json.dumps(body, ensure_ascii=False)},
-        ]
+        return extract_facts.build_messages(event, self.max_chars)
 
     async def extract(self, event: RawEvent) -> list[ExtractedItem] | None:
         """The model's items, or None (use the rules): breaker open, budget spent, call failed
@@ -126,7 +90,7 @@ class LLMExtractor:
         reply = await self.guard.call(
             usage,
             self.messages(event),
-            "memory_items",
+            extract_facts.TASK,
             ExtractionReply.model_json_schema(),
             {"tenant": event.tenant, "event_id": event.id},
         )
@@ -202,31 +166,32 @@ class PlanFacts:
         return items[: self.config.max_items]
 
 
-def attach_llm_steps(engine: Any) -> bool:
-    """Give the engine's fact step the LLM planner's facts and its client, breaker and usage
-    ledger, when the planner has a client: the plan's facts (``facts="plan"``) or an
-    extraction call of their own (``facts="call"``) become the event's items, and the model
-    decides how an item that may revise a belief does so. ``facts="rules"``: no model."""
+def model_fact_step(
+    embedder: Embedder, planner: Planner, completer: JsonCompleter | None
+) -> FactStep:
+    """The engine's fact step with its model tasks, when there is a ``completer``: the plan's
+    facts (``facts="plan"``: the LLM planner's ``fact_sink``) or an extraction call of their own
+    (``facts="call"``) become the event's items, and the model decides how an item that may
+    revise a belief does so. ``facts="rules"`` or no completer: no model. The tasks share the
+    LLM planner's breaker and usage ledger when the planner has them."""
     from topologies.facts.llm_reconcile import LLMReconciler
 
-    planner = engine.planner
-    client = getattr(planner, "client", None)
-    if client is None or not hasattr(client, "complete_json"):
-        return False
+    if completer is None:
+        return FactStep(embedder)
     config = getattr(planner, "config", None)
     source = getattr(config, "facts", "call")
     breaker, ledger = getattr(planner, "breaker", None), getattr(planner, "ledger", None)
-    if source == "plan" and hasattr(planner, "fact_sink"):
-        sink = PlanFacts(config=engine.facts.extractor_config)
-        planner.fact_sink = sink
-        engine.facts.extractor = sink
+    extractor: ItemExtractor | None = None
+    if source == "plan":
+        extractor = getattr(planner, "fact_sink", None)
     elif source == "call":
-        engine.facts.extractor = LLMExtractor(client, breaker=breaker, ledger=ledger)
+        extractor = LLMExtractor(completer, breaker=breaker, ledger=ledger)
+    judge = None
     if source != "rules":
-        engine.facts.judge = LLMReconciler(
-            client,
+        judge = LLMReconciler(
+            completer,
             breaker=breaker,
             ledger=ledger,
             calls_per_event=int(getattr(config, "reconcile_calls", 1)),
         )
-    return True
+    return FactStep(embedder, extractor=extractor, judge=judge)

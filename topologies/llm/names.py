@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from topologies.text import STOPWORDS, is_content_word, label_from_texts, tokens
+from topologies.lexicon import CALENDAR_WORDS, DAY_WORDS, STOPWORDS
+from topologies.text import is_content_word, label_from_texts, tokens
 
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
@@ -21,13 +22,7 @@ MAX_TITLE_CHARS = 120
 _CLAUSE = re.compile(r"[.;!?:]\s|[.;!?]$|\n")
 _IDENTIFIER = re.compile(r"\w_\w|[/\\@#=(){}\[\]]|\w\.\w")
 _NUMBERISH = re.compile(r"^[\d:./,\-]+(?:am|pm|h|st|nd|rd|th)?$", re.IGNORECASE)
-_CALENDAR_WORDS = (
-    "mon tue wed thu fri sat sun monday tuesday wednesday thursday friday saturday sunday "
-    "jan feb mar apr jun jul aug sep sept oct nov dec january february march april may june "
-    "july august september october november december today tomorrow yesterday week weekend "
-    "morning evening night am pm"
-)
-_CALENDAR = frozenset(_CALENDAR_WORDS.split())
+_CALENDAR = CALENDAR_WORDS | DAY_WORDS
 
 
 def _normal(text: str) -> str:

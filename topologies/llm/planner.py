@@ -33,7 +33,7 @@ from schemas.graph import EdgeKind, NodeKind
 from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, UpdateNode, UpdatePlan
 from topologies.llm import names
 from topologies.llm.breaker import CircuitBreaker
-from topologies.llm.client import CapabilityMemory, LLMClient, LLMReply
+from topologies.llm.completer import LLMReply, ModelClient
 from topologies.llm.config import LLMConfig
 from topologies.llm.jsontext import complete_ops_prefix
 from topologies.llm.prompts import plan_update, repair
@@ -105,23 +105,27 @@ class LLMPlanner:
         self,
         config: LLMConfig,
         *,
+        client: ModelClient,
+        ledger: UsageLedger,
         heuristic: Planner | None = None,
         validator: Validator | None = None,
-        ledger: UsageLedger | None = None,
         breaker: CircuitBreaker | None = None,
-        client: LLMClient | None = None,
-        capabilities: CapabilityMemory | None = None,
-        http_client: Any | None = None,
         namer: Namer | None = None,
+        fact_sink: FactSink | None = None,
     ) -> None:
+        """``client`` reaches the model (``adapters.llm.client.LLMClient``, or a fake);
+        ``ledger`` counts calls and tokens against the daily budget; ``fact_sink`` (with
+        ``facts="plan"``): the plan's FACT nodes go there as the event's fact items, for the
+        engine's fact step (``topologies.facts.llm_extract.PlanFacts``), instead of into the
+        graph as nodes."""
         self.config = config
         self.namer = namer  # checks the model's names; None: names are taken as they come
         self.heuristic = heuristic
         self.validator = validator
-        self.ledger = ledger or UsageLedger(daily_token_budget=config.daily_token_budget)
+        self.ledger = ledger
         self.breaker = breaker or CircuitBreaker(config.breaker_failures, config.breaker_reset_s)
-        self.client = client or LLMClient(config, capabilities, http_client=http_client)
-        self.fact_sink: FactSink | None = None  # set by topologies.facts.llm_extract
+        self.client = client
+        self.fact_sink = fact_sink
 
     # --------------------------------------------------------------- protocol
     async def plan(self, request: PlanRequest) -> UpdatePlan:

@@ -3,7 +3,8 @@
 The ledger is in memory and cheap; the embedded runner's store can persist it either whole
 (``snapshot()`` / ``restore()`` of a JSON-able dict) or row by row (``listener`` is called with
 ``(tenant, day, counters)`` after every change: an upsert of one row per tenant and day).
-Days are UTC calendar days of the wall clock (budgets are about money, not stream time).
+Days are UTC calendar days of the wall clock (budgets are about money, not stream time), named
+by the clock the runtime passes in.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -21,10 +21,6 @@ log = structlog.get_logger(__name__)
 
 SNAPSHOT_VERSION = 1
 Listener = Callable[[str, str, dict[str, int]], None]
-
-
-def utc_day() -> str:
-    return datetime.now(UTC).date().isoformat()
 
 
 @dataclass
@@ -135,13 +131,18 @@ class EventUsage:
 
 
 class UsageLedger:
-    """Thread-safe counters; readers (CLI status, API) call ``summary()`` or ``tenant()``."""
+    """Thread-safe counters; readers (CLI status, API) call ``summary()`` or ``tenant()``.
+
+    ``clock`` names the current day (``YYYY-MM-DD``) the daily budget is counted against; the
+    runtime passes the wall-clock day (``adapters.llm.factory.utc_day``), tests a fixed one.
+    """
 
     def __init__(
         self,
         daily_token_budget: int = 0,
         listener: Listener | None = None,
-        clock: Callable[[], str] = utc_day,
+        *,
+        clock: Callable[[], str],
         keep_days: int = 31,
         keep_events: int = 1000,
     ) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from topologies.lexicon import CALENDAR_WORDS, STOPWORDS
 from topologies.naming.activities import (
     MAX_ACTIVITIES,
     ActivityLabel,
@@ -24,7 +25,7 @@ from topologies.naming.activities import (
     names_a_doing,
 )
 from topologies.naming.phrases import Analysis
-from topologies.text import MONTHS, STOPWORDS, WEEKDAYS, zipf
+from topologies.text import zipf
 
 Matrix = npt.NDArray[np.float32]
 Embed = Callable[[list[str]], Matrix]
@@ -231,7 +232,6 @@ def _maximal(
 
 # ----------------------------------------------------------------- the check
 _CLAUSE_MARKS = (".", "!", "?", ";", ":", ",", "\n", " - ", " – ", "|", "(", ")")
-_CALENDAR = frozenset(MONTHS) | frozenset(WEEKDAYS)
 _FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
 
 
@@ -251,7 +251,9 @@ def label_problem(label: str, doc: object, names: frozenset[str] = frozenset()) 
     lows = [t.lower_ for t in tokens]
     if all(w in STOPWORDS or t.is_stop for w, t in zip(lows, tokens, strict=True)):
         return "a function word, not a topic"
-    if all(t.like_num or t.lower_ in _CALENDAR or t.ent_type_ in ("DATE", "TIME") for t in tokens):
+    if all(
+        t.like_num or t.lower_ in CALENDAR_WORDS or t.ent_type_ in ("DATE", "TIME") for t in tokens
+    ):
         return "a date or a number"
     if any(t.ent_type_ == "PERSON" or t.lower_ in names for t in tokens):
         return "contains a person's name"

@@ -24,7 +24,8 @@ from functools import lru_cache
 from typing import Any
 
 from schemas.graph import Node
-from topologies.text import LABEL_SKIP, MONTHS, STOPWORDS, WEEKDAYS, wordset, zipf
+from topologies.lexicon import CALENDAR_WORDS, LABEL_SKIP, STOPWORDS, wordset
+from topologies.text import zipf
 
 MAX_PARSE_CHARS = 600  # of an event's body: names come from what it is about, up front
 CACHE_SIZE = 8192  # parsed events kept per parser
@@ -41,7 +42,6 @@ _NAME_POS = frozenset({"NOUN", "PROPN", "ADJ"})
 _SKIP_ENTS = frozenset(
     {"PERSON", "DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "PERCENT", "QUANTITY"}
 )
-_CALENDAR = frozenset(MONTHS) | frozenset(WEEKDAYS)
 _WORD = re.compile(r"^[^\W\d_]+(?:['’\-][^\W\d_]+)*$", re.UNICODE)  # letters, no digits or _
 _POSSESSIVE = frozenset({"my", "your", "our", "his", "her", "their", "its"})
 # verbs that carry no action of their own ("have a meeting", "see the report")
@@ -176,7 +176,7 @@ def _keepable(token: Any, names: frozenset[str]) -> bool:
         and token.ent_type_ not in _SKIP_ENTS
         and low not in names
         and low not in STOPWORDS
-        and low not in _CALENDAR
+        and low not in CALENDAR_WORDS
         and low not in LABEL_SKIP
         and len(low) > 1
         and (_WORD.match(token.text) is not None or _is_code(token.text))
@@ -294,7 +294,7 @@ def _prep_phrase(verb: Any, after: int) -> str:
         if not objects or objects[0].ent_type_ in _SKIP_ENTS or objects[0].pos_ == "PRON":
             continue
         low = objects[0].lower_
-        if not _WORD.match(objects[0].text) or low in STOPWORDS or low in _CALENDAR:
+        if not _WORD.match(objects[0].text) or low in STOPWORDS or low in CALENDAR_WORDS:
             continue  # a code, an amount or a pronoun ("to FRW-1184", "on We")
         text, key = _object_text(objects[0])
         if key and len(text.split()) <= 4:
@@ -327,7 +327,7 @@ def _action(verb: Any, obj: Any, prep: str, names: frozenset[str], in_title: boo
         return None
     if obj.ent_type_ in _SKIP_ENTS - {"PERSON"} or not _WORD.match(obj.text):
         return None
-    if obj.lower_ in _CALENDAR or obj.lower_ in LABEL_SKIP:
+    if obj.lower_ in CALENDAR_WORDS or obj.lower_ in LABEL_SKIP:
         return None  # "break minutes": a unit is no object of a to-do
     text, key = _object_text(obj)
     if not key or len(text.split()) > 5:
@@ -364,7 +364,7 @@ def _commitment(verb: Any) -> float:
         and not any(c.dep_ in ("nsubj", "nsubjpass") for c in verb.children)
     ):
         score += 0.3  # an imperative: "Bring your passport"
-    if _DATE_CUE.search(sentence.text) or any(t.lower_ in _CALENDAR for t in sentence):
+    if _DATE_CUE.search(sentence.text) or any(t.lower_ in CALENDAR_WORDS for t in sentence):
         score += 0.2  # a date or a time: events are parsed without the entity recogniser
     return min(1.0, score)
 
@@ -468,7 +468,7 @@ def _thing(obj: Any, names: frozenset[str]) -> tuple[str, str] | None:
     """The object phrase and its key, when the object can be one of a to-do."""
     if obj.pos_ not in ("NOUN", "PROPN") or obj.lower_ in names or not _WORD.match(obj.text):
         return None
-    if obj.ent_type_ in _SKIP_ENTS - {"PERSON"} or obj.lower_ in _CALENDAR:
+    if obj.ent_type_ in _SKIP_ENTS - {"PERSON"} or obj.lower_ in CALENDAR_WORDS:
         return None
     text, key = _object_text(obj)
     return (text, key) if key and len(text.split()) <= 5 else None

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from schemas.graph import Node
+from topologies.lexicon import MONTH_ABBREVIATIONS, STOPWORDS
 from topologies.naming.activities import activity_labels
 from topologies.naming.labels import Embed, Matrix, surface
 from topologies.naming.phrases import (
@@ -32,7 +33,7 @@ from topologies.naming.phrases import (
     is_informative_title,
     name_words,
 )
-from topologies.text import STOPWORDS, find_dates, zipf
+from topologies.text import find_dates, zipf
 
 MAX_CANDIDATES = 6  # actions embedded per title (the best by coverage first)
 MAX_DOINGS = 1  # doings ("Rent reduction") embedded per title
@@ -55,17 +56,16 @@ TITLE_BASE_CHARS = 280  # room left for the suffix within the schema's label bou
 MAX_CITED = 4  # events named in a description
 
 _FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _BY_SUFFIX = re.compile(r" \(by \d{1,2} [A-Z][a-z]{2}\)$")
 _DUE_SENTENCE = re.compile(r"(^|\n)(Due by|Deadline:) [^\n]*$")
 
 
 def _short_date(when: datetime) -> str:
-    return f"{when.day} {_MONTHS[when.month - 1]}"
+    return f"{when.day} {MONTH_ABBREVIATIONS[when.month - 1]}"
 
 
 def _long_date(when: datetime) -> str:
-    return f"{when.day} {_MONTHS[when.month - 1]} {when.year}"
+    return f"{when.day} {MONTH_ABBREVIATIONS[when.month - 1]} {when.year}"
 
 
 def with_deadline(title: str, deadline: datetime) -> str:

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 @dataclass(frozen=True)
 class ClusterConfig:
-    eps1: float = 0.35  # SPEC 3 / DCPM: cosine distance of the first pass
+    eps1: float = 0.35  # DCPM: cosine distance of the first pass
     eps2: float = 0.25  # tighter pass inside over-sized clusters
     min_samples: int = 3
     max_cluster: int = 30  # "over-sized": larger clusters get the second pass
@@ -26,7 +26,7 @@ class ClusterConfig:
 # Measured calibration (benchmarks: CogEval "life" tenant, 509 facts, purity vs. gold concepts):
 # DCPM's eps were tuned on bge-m3, whose cosines run higher than MiniLM's. With MiniLM,
 # eps1 0.35 / eps2 0.25 cluster 26 facts (5 %) into 7 clusters (purity 0.73); 0.50 / 0.40
-# cluster 119 (23 %) into 22 (purity 0.59). Embedders not listed keep the SPEC values.
+# cluster 119 (23 %) into 22 (purity 0.59). Embedders not listed keep the paper's values.
 CALIBRATED_EPS: dict[str, tuple[float, float]] = {
     "all-MiniLM-L6-v2-int8-onnx": (0.50, 0.40),
 }

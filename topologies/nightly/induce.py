@@ -29,16 +29,16 @@ import structlog
 
 from schemas.graph import EdgeKind, Node, NodeKind
 from topologies.llm.completer import JsonCompleter
-from topologies.memory import TenantMemory
-from topologies.naming import Namer
-from topologies.nightly.behaviour import domain_of
-from topologies.nightly.tools import (
-    ActionList,
+from topologies.llm.prompts import induce_memory
+from topologies.llm.prompts.induce_memory import (
     AddEvidence,
     AddGraphEdge,
     CreateIntention,
     CreateSchema,
 )
+from topologies.memory import TenantMemory
+from topologies.naming import Namer
+from topologies.nightly.behaviour import domain_of
 from topologies.text import find_dates
 from topologies.vector_index import Vector
 
@@ -239,18 +239,6 @@ class DeterministicInductor:
         ]
 
 
-SYSTEM_PROMPT = """You maintain a user's long-term memory graph. You receive one cluster of \
-related facts about the user and the nearest existing schemas and intentions. Use the tools:
-- create_schema: a within-domain behavioural regularity (work habits, food preferences ...), \
-with its evidence (fact ids);
-- create_intention: a latent concern about an event the user is likely to face, supported by at \
-least two schemas (refs you create or existing ids), with evidence and an optional ISO deadline;
-- add_evidence: attach fact ids to an existing schema or intention (prefer this when one fits);
-- add_edge: PART_OF, CAUSES, TRIGGERS or RELATED_TO between graph nodes.
-Answer with JSON {"actions": [...]}; each action has "tool" and its fields.
-Use only the ids given."""
-
-
 class LLMInductor:
     """Induction with an OpenAI-compatible model through ``topologies.llm``'s client."""
 
@@ -286,16 +274,19 @@ class LLMInductor:
         user = json.dumps(
             {"cluster": ctx.index, "facts": facts, "nearest": near}, ensure_ascii=False
         )
-        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+        return [
+            {"role": "system", "content": induce_memory.SYSTEM_PROMPT},
+            {"role": "user", "content": user},
+        ]
 
     async def propose(
         self, memory: TenantMemory, ctx: ClusterContext, now: datetime
     ) -> list[ToolAction]:
         reply = await self.client.complete_json(
             self.messages(memory, ctx),
-            "nightly_actions",
-            ActionList.model_json_schema(),
+            induce_memory.TASK,
+            induce_memory.ActionList.model_json_schema(),
             log_ctx={"tenant": memory.tenant, "cluster": ctx.index},
         )
         data = getattr(reply, "data", reply)
-        return list(ActionList.model_validate(data).actions)
+        return list(induce_memory.ActionList.model_validate(data).actions)

@@ -29,6 +29,7 @@ from schemas.errors import FoldmemError, PlanRejectedError
 from schemas.graph import EdgeKind, NodeKind
 from schemas.intents import IntentMessage
 from schemas.plans import AddEdge, AddNode, PlanOp, UpdatePlan
+from topologies.engine import FoldEngine
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.nightly.cluster import ClusterConfig, cluster_config_for, two_stage_dbscan
 from topologies.nightly.induce import (
@@ -104,8 +105,8 @@ class NightlyReport:
         }
 
 
-def default_config(engine: Any) -> NightlyConfig:
-    """SPEC parameters, with DBSCAN eps calibrated for the engine's embedder when measured."""
+def default_config(engine: FoldEngine) -> NightlyConfig:
+    """DCPM's parameters, with DBSCAN eps calibrated for the engine's embedder when measured."""
     return NightlyConfig(cluster=cluster_config_for(engine.embedder.model_id))
 
 
@@ -140,7 +141,7 @@ class _Night:
 
     def __init__(
         self,
-        engine: Any,
+        engine: FoldEngine,
         memory: TenantMemory,
         now: datetime,
         budget_s: float,
@@ -154,7 +155,7 @@ class _Night:
         self.config = config
         self.report = report
         self.layers = layers(memory)
-        namer = getattr(engine, "namer", None)
+        namer = engine.namer
         self.fallback = DeterministicInductor(config.induction, namer)
         self.scopes: list[FoldScope] = []
 
@@ -306,7 +307,7 @@ def _prepare(memory: TenantMemory, config: NightlyConfig) -> tuple[int, list[Clu
 
 
 def _run(
-    engine: Any,
+    engine: FoldEngine,
     memory: TenantMemory,
     now: datetime,
     budget_s: float,
@@ -317,48 +318,44 @@ def _run(
 ) -> NightlyReport:
     started = time.perf_counter()
     report = NightlyReport(memory.tenant, now, inductor=inductor)
-    memory.begin()
     try:
-        night = _Night(engine, memory, now, budget_s, config, report)
-        report.layers = dict(night.layers)
-        if contexts is not None:
-            report.fresh_facts, ctxs = contexts
-            clusters = [c.fact_ids for c in ctxs]
-        else:
-            report.fresh_facts, clusters = _clusters(memory, config.cluster)
-        report.clusters = len(clusters)
-        if night.layers["concepts"] or night.layers["intents"]:
-            for index, fact_ids in enumerate(clusters):
+        with memory.transaction() as changes:
+            night = _Night(engine, memory, now, budget_s, config, report)
+            report.layers = dict(night.layers)
+            if contexts is not None:
+                report.fresh_facts, ctxs = contexts
+                clusters = [c.fact_ids for c in ctxs]
+            else:
+                report.fresh_facts, clusters = _clusters(memory, config.cluster)
+            report.clusters = len(clusters)
+            if night.layers["concepts"] or night.layers["intents"]:
+                for index, fact_ids in enumerate(clusters):
+                    if night.out_of_time():
+                        report.truncated = True
+                        break
+                    # rebuilt per cluster: it sees the schemas this night already wrote
+                    ctx = build_context(memory, index, [f for f in fact_ids if f in memory.graph])
+                    night.induce(ctx, (proposals or {}).get(index))
+                    report.clusters_done += 1
+            if night.layers["core_schemas"] and night.layers["concepts"]:
                 if night.out_of_time():
                     report.truncated = True
-                    break
-                # rebuilt per cluster: it sees the schemas this night already wrote
-                ctx = build_context(memory, index, [f for f in fact_ids if f in memory.graph])
-                night.induce(ctx, (proposals or {}).get(index))
-                report.clusters_done += 1
-        if night.layers["core_schemas"] and night.layers["concepts"]:
-            if night.out_of_time():
-                report.truncated = True
-            else:
-                night.sweep()
-        report.seconds = time.perf_counter() - started
-        memory.set_meta(LAST_RUN_KEY, {"now": now.isoformat(), **report.summary()})
+                else:
+                    night.sweep()
+            report.seconds = time.perf_counter() - started
+            memory.set_meta(LAST_RUN_KEY, {"now": now.isoformat(), **report.summary()})
     except Exception as exc:
-        memory.rollback()
         log.error("nightly_failed", tenant=memory.tenant, error=str(exc))
         raise NightlyError(f"nightly run for {memory.tenant!r} failed: {exc}") from exc
-    except BaseException:
-        memory.rollback()
-        raise
-    report.changes = memory.commit()
+    report.changes = changes
     for scope in night.scopes:
-        report.messages.extend(engine._messages(memory, scope))
+        report.messages.extend(engine.intent_messages(memory, scope))
     log.info("nightly_done", **report.summary())
     return report
 
 
 def run_nightly(
-    engine: Any,
+    engine: FoldEngine,
     memory: TenantMemory,
     now: datetime,
     budget_s: float = 30.0,
@@ -378,7 +375,7 @@ def run_nightly(
 
 
 async def run_nightly_async(
-    engine: Any,
+    engine: FoldEngine,
     memory: TenantMemory,
     now: datetime,
     budget_s: float = 120.0,

@@ -1,78 +1,29 @@
-"""The induction agent's four tools (DCPM Phase 2) and their translation to an UpdatePlan.
+"""The induction agent's four tools and their translation to an UpdatePlan.
 
 ``create_schema`` / ``create_intention`` / ``add_evidence`` / ``add_edge`` are the only actions
 an inductor (LLM or deterministic) can emit. :func:`actions_to_plan` turns one cluster's actions
 into a single UpdatePlan that the PlanExecutor validates as a whole before writing anything:
 evidence is restricted to the cluster's fact ids, targets must exist or be refs made earlier in
-the same actions, and disabled layers drop their actions.
+the same actions, and disabled layers drop their actions. The tools' models (what the LLM
+inductor is asked to answer) are in ``topologies.llm.prompts.induce_memory``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from schemas.graph import EdgeKind, NodeKind
 from schemas.limits import MAX_PLAN_OPS
 from schemas.plans import AddEdge, AddNode, PlanOp, UpdatePlan
+from topologies.llm.prompts.induce_memory import (
+    AddEvidence,
+    AddGraphEdge,
+    CreateIntention,
+    CreateSchema,
+)
 from topologies.memory import TenantMemory
 
 MAX_EVIDENCE = 48  # evidence edges per node and action (plans hold at most 128 ops)
-_TOOL_EDGES = Literal["PART_OF", "CAUSES", "TRIGGERS", "RELATED_TO"]
-
-
-class _Action(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    reasoning: str = Field(default="", max_length=500)
-
-
-class CreateSchema(_Action):
-    tool: Literal["create_schema"] = "create_schema"
-    ref: str = Field(pattern=r"^[A-Za-z0-9_\-]{1,32}$")
-    title: str = Field(min_length=1, max_length=120)
-    description: str = Field(default="", max_length=1000)
-    category: str = Field(default="general", max_length=64)
-    evidence: list[str] = Field(default_factory=list, max_length=200)
-
-
-class CreateIntention(_Action):
-    tool: Literal["create_intention"] = "create_intention"
-    ref: str = Field(pattern=r"^[A-Za-z0-9_\-]{1,32}$")
-    title: str = Field(min_length=1, max_length=120)
-    description: str = Field(default="", max_length=1000)
-    category: str = Field(default="general", max_length=64)
-    evidence: list[str] = Field(default_factory=list, max_length=200)
-    supporting: list[str] = Field(default_factory=list, max_length=8)  # schema refs or ids
-    deadline: datetime | None = None
-
-
-class AddEvidence(_Action):
-    tool: Literal["add_evidence"] = "add_evidence"
-    target: str = Field(min_length=1, max_length=128)
-    evidence: list[str] = Field(default_factory=list, max_length=200)
-
-
-class AddGraphEdge(_Action):
-    tool: Literal["add_edge"] = "add_edge"
-    src: str = Field(min_length=1, max_length=128)
-    dst: str = Field(min_length=1, max_length=128)
-    kind: _TOOL_EDGES = "RELATED_TO"
-
-
-Action = Annotated[
-    CreateSchema | CreateIntention | AddEvidence | AddGraphEdge, Field(discriminator="tool")
-]
-
-
-class ActionList(BaseModel):
-    """What the LLM inductor must answer: the tool calls, in emission order."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    actions: list[Action] = Field(default_factory=list, max_length=16)
 
 
 def actions_to_plan(

@@ -1,8 +1,9 @@
 """Evidence links: which events ground a node (citations) and which concepts/intents a matched
 node is evidence for (surfacing).
 
-Evidence edges (SPEC 1): EVENT/FACT -GROUNDS-> CONCEPT/FACT/INTENT, EVENT/FACT -REINFORCES->
-CONCEPT/INTENT, and FACT/CONCEPT/INTENT -DERIVED_FROM-> EVENT/CONCEPT/FACT.
+Evidence edges (docs/DESIGN.md section 2): EVENT/FACT -GROUNDS-> CONCEPT/FACT/INTENT,
+EVENT/FACT -REINFORCES-> CONCEPT/INTENT, and FACT/CONCEPT/INTENT -DERIVED_FROM->
+EVENT/CONCEPT/FACT.
 """
 
 from __future__ import annotations

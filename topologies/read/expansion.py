@@ -15,9 +15,9 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from schemas.graph import NodeKind
+from topologies.config import ReadConfig
 from topologies.context import personalized_pagerank
 from topologies.graph import MemoryGraph, decayed_weight
-from topologies.read.config import ReadConfig
 from topologies.read.timeline import Timeline
 
 
@@ -39,12 +39,14 @@ class _Neighbourhood:
         timeline: Timeline | None,
         config: ReadConfig,
         now: datetime,
+        decay_per_day: float,
         allowed: Callable[[str], bool] | None,
     ) -> None:
         self.graph = graph
         self.timeline = timeline
         self.config = config
         self.now = now
+        self.decay_per_day = decay_per_day
         self.allowed = allowed
         self.adj: dict[str, list[tuple[str, float]]] = {}
         self.nodes: set[str] = set()
@@ -65,7 +67,7 @@ class _Neighbourhood:
         best: dict[str, float] = {}
         for edge in self.graph.incident(node_id):
             other = edge.dst if edge.src == node_id else edge.src
-            w = min(1.0, decayed_weight(edge, self.now, self.config.decay_per_day))
+            w = min(1.0, decayed_weight(edge, self.now, self.decay_per_day))
             if w > best.get(other, 0.0):
                 best[other] = w
         if self.config.contiguity and self.timeline is not None:
@@ -88,14 +90,16 @@ def expand(
     seeds: dict[str, float],
     config: ReadConfig,
     now: datetime,
+    decay_per_day: float,
     allowed: Callable[[str], bool] | None = None,
     pagerank: bool = True,
 ) -> Expansion:
-    """Seeds map node id -> score in (0, 1]. Returns what reached each node and from where."""
+    """Seeds map node id -> score in (0, 1]. Returns what reached each node and from where;
+    edges count at their weight decayed to ``now`` at the memory's ``decay_per_day``."""
     out = Expansion()
     if not seeds:
         return out
-    hood = _Neighbourhood(graph, timeline, config, now, allowed)
+    hood = _Neighbourhood(graph, timeline, config, now, decay_per_day, allowed)
     for seed in seeds:
         hood.add(seed)
     # level-synchronous max-product relaxation, tracking the originating seed (no self-echo)

@@ -32,11 +32,11 @@ from schemas.query import (
     RecallRequest,
     RecallResponse,
 )
+from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.entities import ensure_entity_index
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.read.chains import chain_for_hit
-from topologies.read.config import ReadConfig
 from topologies.read.entities import Anchors, EntityCache, entity_hops, names_in
 from topologies.read.evidence import SURFACED_KINDS, citations, event_ids, supported
 from topologies.read.expansion import Expansion, expand
@@ -56,6 +56,8 @@ from topologies.read.timeline import Timeline
 from topologies.vector_index import Vector
 
 log = structlog.get_logger(__name__)
+
+NO_CLOCK = datetime(1970, 1, 1, tzinfo=UTC)  # "now" of a memory that has seen no event
 
 CLOCK_KEY = "clock"  # the engine's stream clock (topologies.engine.CLOCK_KEY)
 
@@ -112,19 +114,25 @@ class _Signals:
 
 
 def stream_now(memory: TenantMemory) -> datetime:
+    """The tenant's stream clock (never the wall clock). A memory without events has none: its
+    queries are dated at the epoch, where nothing is."""
     clock = memory.meta.get(CLOCK_KEY)
     if clock:
         return datetime.fromisoformat(str(clock))
     latest = max((n.ts for n in memory.graph.nodes(NodeKind.EVENT) if n.ts), default=None)
-    return latest or datetime.now(UTC)
+    return latest or NO_CLOCK
 
 
 class Reader:
     """Holds the per-tenant lexical index and timeline; stateless otherwise."""
 
-    def __init__(self, embedder: Embedder, config: ReadConfig | None = None) -> None:
+    def __init__(self, embedder: Embedder, config: EngineConfig | None = None) -> None:
+        """``config`` is the engine's: the read path's own part (``config.read``) and the
+        memory's decay rate (``config.consolidation.decay_per_day``)."""
+        engine_config = config or EngineConfig()
         self.embedder = embedder
-        self.config = config or ReadConfig()
+        self.config = engine_config.read
+        self.decay_per_day = engine_config.consolidation.decay_per_day
         self._states: dict[str, _TenantState] = {}
 
     # ------------------------------------------------------------ index upkeep
@@ -261,7 +269,13 @@ class Reader:
             seeds[node_id] = max(seeds.get(node_id, 0.0), cfg.entity_hop_weight * strength)
         if request.expand and seeds:
             out.expansion = expand(
-                graph, state.timeline, seeds, cfg, now, time_ok if filtered else None
+                graph,
+                state.timeline,
+                seeds,
+                cfg,
+                now,
+                self.decay_per_day,
+                time_ok if filtered else None,
             )
         if request.surface:
             for seed, value in seeds.items():
@@ -393,8 +407,7 @@ class Reader:
         found.sort(key=lambda item: (-item[0], item[1].id))
         found = found[: request.limit]
         items: list[RecallHit] = []
-        memory.begin()
-        try:
+        with memory.transaction() as changes:
             for p, node, cosine, elapsed, history in found:
                 after = history.recalled(now, node.ts or node.created_at, cfg.recall_history)
                 memory.graph.replace_node(
@@ -414,10 +427,6 @@ class Reader:
                         event_ids=event_ids(memory.graph, node, 20),
                     )
                 )
-        except BaseException:
-            memory.rollback()
-            raise
-        changes = memory.commit()
         self.apply(changes)
         log.info("recall", tenant=memory.tenant, recalled=len(items), threshold=request.threshold)
         response = RecallResponse(
@@ -462,7 +471,7 @@ def query(
     memory: TenantMemory,
     request: QueryRequest,
     embedder: Embedder,
-    config: ReadConfig | None = None,
+    config: EngineConfig | None = None,
     reader: Reader | None = None,
 ) -> QueryResponse:
     """One-shot query (builds the lexical index if no Reader is given)."""
@@ -473,7 +482,7 @@ def recall(
     memory: TenantMemory,
     request: RecallRequest,
     embedder: Embedder,
-    config: ReadConfig | None = None,
+    config: EngineConfig | None = None,
     reader: Reader | None = None,
 ) -> tuple[RecallResponse, ChangeSet]:
     return (reader or Reader(embedder, config)).recall(memory, request)

@@ -1,4 +1,5 @@
-"""Hou et al.'s recall probability and consolidation (SPEC section 4), as pure functions.
+"""Hou et al.'s recall probability and consolidation (docs/DESIGN.md section 8), as pure
+functions.
 
 ``p = (1 - exp(-r * exp(-t / g_n))) / (1 - exp(-1))`` with relevance ``r`` (cosine to the cue),
 ``t`` days since the last recall (or since encoding) and consolidation ``g_n`` (days), where

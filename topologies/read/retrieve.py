@@ -26,9 +26,9 @@ import numpy as np
 
 from schemas.graph import Node, NodeKind
 from schemas.query import QueryRequest
+from topologies.config import ReadConfig
 from topologies.entities import EntityIndex
 from topologies.memory import EMBEDDED_KINDS, TenantMemory
-from topologies.read.config import ReadConfig
 from topologies.read.fusion import rrf
 from topologies.read.lexical import LexicalIndex
 from topologies.vector_index import Vector

@@ -34,7 +34,7 @@ KIND_PREFIX: dict[NodeKind, str] = {
     NodeKind.INTENT: "G",
     NodeKind.TIME: "T",
 }
-# what a plan from the model may add and link (the rest of SPEC's vocabulary is the engine's)
+# what a plan from the model may add and link (the rest of the graph's vocabulary is the engine's)
 NEW_KINDS = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.TIME, NodeKind.INTENT)
 EDGE_VOCABULARY = (
     EdgeKind.REINFORCES,

@@ -1,15 +1,21 @@
-"""How the runtime builds a planner: ``build_planner(settings_or_config, ...)``."""
+"""How the runtime builds a planner: ``build_planner(settings_or_config, ...)``.
+
+The one place that joins the engine's LLM planner to the network client and the wall clock
+(the daily budget's day).
+"""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 
+from adapters.llm.client import CapabilityMemory, LLMClient
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.executor import PlanExecutor
-from topologies.llm.client import CapabilityMemory
+from topologies.facts.llm_extract import PlanFacts
 from topologies.llm.config import LLMConfig
 from topologies.llm.planner import LLMPlanner
 from topologies.llm.usage import UsageLedger
@@ -20,6 +26,42 @@ log = structlog.get_logger(__name__)
 
 DISABLED_REASON = "no FOLDMEM_LLM_BASE_URL and no FOLDMEM_LLM_API_KEY: heuristic planner"
 _said_disabled = False
+
+
+def utc_day() -> str:
+    """Today's UTC calendar day: the day a daily token budget is counted against."""
+    return datetime.now(UTC).date().isoformat()
+
+
+def usage_ledger(config: LLMConfig) -> UsageLedger:
+    return UsageLedger(daily_token_budget=config.daily_token_budget, clock=utc_day)
+
+
+def llm_planner(
+    config: LLMConfig,
+    *,
+    heuristic: Planner | None = None,
+    validator: Any | None = None,
+    ledger: UsageLedger | None = None,
+    capabilities: CapabilityMemory | None = None,
+    http_client: Any | None = None,
+    namer: Namer | None = None,
+    fact_items: bool = False,
+) -> LLMPlanner:
+    """The LLM planner on an :class:`LLMClient` for ``config`` (``http_client``: an
+    ``httpx.AsyncClient``, e.g. on an ``httpx.MockTransport`` in tests). ``fact_items``: the
+    engine's fact step takes the plan's facts (``facts="plan"``) or makes calls of its own
+    (``facts="call"``) on this planner's client; build the engine with
+    ``completer=planner.client``."""
+    return LLMPlanner(
+        config,
+        client=LLMClient(config, capabilities, http_client=http_client),
+        ledger=ledger if ledger is not None else usage_ledger(config),
+        heuristic=heuristic,
+        validator=validator,
+        namer=namer,
+        fact_sink=PlanFacts() if fact_items and config.facts == "plan" else None,
+    )
 
 
 def build_planner(
@@ -45,7 +87,7 @@ def build_planner(
         return heuristic
     validator = PlanExecutor(embedder, engine_config).validate
     if ledger is None:
-        ledger = UsageLedger(daily_token_budget=config.daily_token_budget)
+        ledger = usage_ledger(config)
     elif not ledger.daily_token_budget:
         ledger.daily_token_budget = config.daily_token_budget
     log.info(
@@ -56,7 +98,7 @@ def build_planner(
         concurrency=config.concurrency,
         daily_token_budget=config.daily_token_budget,
     )
-    return LLMPlanner(
+    return llm_planner(
         config,
         heuristic=heuristic,
         validator=validator,
@@ -64,6 +106,7 @@ def build_planner(
         capabilities=capabilities,
         http_client=http_client,
         namer=Namer(embedder),
+        fact_items=True,
     )
 
 

@@ -25,7 +25,7 @@ import random
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -33,6 +33,7 @@ import openai
 import structlog
 
 from schemas.errors import LLMError, TransientLLMError
+from topologies.llm.completer import LLMReply
 from topologies.llm.config import LADDER, LLMConfig, StructuredMode
 from topologies.llm.jsontext import extract_json_object
 
@@ -80,21 +81,6 @@ def shared_capabilities() -> CapabilityMemory:
     if _SHARED_CAPABILITIES is None:
         _SHARED_CAPABILITIES = CapabilityMemory()
     return _SHARED_CAPABILITIES
-
-
-@dataclass
-class LLMReply:
-    data: dict[str, Any]
-    text: str
-    mode: StructuredMode
-    tokens_in: int
-    tokens_out: int
-    estimated: bool = False  # usage missing from the reply: estimated from characters
-    attempts: int = 1
-    error: str | None = None  # set when the text held no JSON object (data is then {})
-    truncated: bool = False  # the reply stopped at max_output_tokens (finish_reason=length)
-    seconds: float = 0.0  # the successful request, from sending to the last token
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _rejects_format(exc: openai.APIStatusError) -> bool:

@@ -1,0 +1,87 @@
+"""The words foldmem's text analysis knows by heart: stopwords, months, weekdays, units.
+
+One place for every word list the engine uses (naming, fact extraction, the read path's
+lexical index), so two parts never disagree about what a month or a stopword is. Plain data:
+nothing here is computed from a model or loaded from disk.
+"""
+
+from __future__ import annotations
+
+
+def wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# words that say nothing about a topic in a person's notes and messages: function words,
+# greetings, sign-offs, small numbers, everyday time words and light verbs
+STOPWORDS = wordset(
+    """
+    a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could did didn't do does doesn't doing
+    don't down during each few for from further get got had hadn't has hasn't have haven't having he
+    he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in
+    into is isn't it it's its itself just let's like me more most much must my myself no nor not now
+    of off on once only or other ought our ours ourselves out over own please re same shall she
+    she'd she'll she's should shouldn't so some such than thanks thank that that's the their theirs
+    them themselves then there there's these they they'd they'll they're they've this those through
+    to too under until up upon us very via was wasn't we we'd we'll we're we've were weren't what
+    what's when when's where where's which while who who's whom why why's will with won't would
+    wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves hi hello hey dear
+    best regards cheers ok okay still already really maybe one two three four five six week weeks
+    today tomorrow yesterday tonight morning afternoon evening day days time next last new see
+    need needs make made know think want going go went come back take well good great sure done
+    per via etc pm am re fwd fw
+    """
+)
+
+# the read path's query and document terms drop only function words (its tokens split at
+# apostrophes: "don't" -> "don", "t"); a question about "next week" or "what she made" keeps
+# those words as search terms
+BM25_STOPWORDS = wordset(
+    """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing don down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not now of off on once only or
+    other our ours ourselves out over own s same she should so some such t than that the
+    their theirs them themselves then there these they this those through to too under until
+    up very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves
+    """
+)
+
+MONTHS = {
+    "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
+    "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9,
+    "sept": 9, "september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12,
+    "december": 12,
+}  # fmt: skip
+WEEKDAYS = {
+    "mon": 0, "monday": 0, "tue": 1, "tues": 1, "tuesday": 1, "wed": 2, "wednesday": 2, "thu": 3,
+    "thur": 3, "thurs": 3, "thursday": 3, "fri": 4, "friday": 4, "sat": 5, "saturday": 5,
+    "sun": 6, "sunday": 6,
+}  # fmt: skip
+CALENDAR_WORDS = frozenset(MONTHS) | frozenset(WEEKDAYS)
+MONTH_ABBREVIATIONS = (
+    "Jan",
+    "Feb",
+    "Mar",
+    "Apr",
+    "May",
+    "Jun",
+    "Jul",
+    "Aug",
+    "Sep",
+    "Oct",
+    "Nov",
+    "Dec",
+)
+# words of the day and the hour that, alone, name no thing ("tomorrow morning", "9 am")
+DAY_WORDS = wordset("today tomorrow yesterday week weekend morning evening night am pm")
+
+# words that never name a topic: units of time and money, hedges, confirmations
+LABEL_SKIP = wordset(
+    "minute minutes hour hours day days week weeks month months year years beyond eur euro "
+    "euros usd dollars confirmed confirm confirmation reminder update updates quick free "
+    "finally thanks please sorry okay yes hey hello hi regards best cheers"
+)
