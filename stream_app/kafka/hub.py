@@ -157,7 +157,8 @@ class KafkaHub(HubReads, KafkaPrivacy):
         tenant's lock. The events topic keeps the raw events until the batch's offsets are
         acknowledged (a crash before folds the redelivered batch again), so nothing is written
         before planning; the intents are confirmed on their topic, then the batch's changes go
-        to the changelog as one merged ChangeSet."""
+        to the changelog as one merged ChangeSet, acknowledged and sealed before this returns
+        (and so before the agent acknowledges the batch's offsets)."""
         started = time.perf_counter()
         memory = self.state.memory(events[0].tenant)
         try:
@@ -166,6 +167,10 @@ class KafkaHub(HubReads, KafkaPrivacy):
             raise FoldError(f"fold failed: {type(exc).__name__}: {exc}") from exc
         await self.intent_topic.publish(batch.messages)
         self.changelog.write(batch.fold_changes)
+        try:  # acknowledged and sealed before the batch's offsets are: a crash loses nothing
+            await self.changelog.settle(events[0].tenant)
+        except Exception as exc:  # the memory was dropped: the messages fold again
+            raise FoldError(f"changelog write failed: {type(exc).__name__}: {exc}") from exc
         for result in batch.results:
             self.metrics.events_folded.labels(status=result.status).inc()
         self.metrics.fold_seconds.observe((time.perf_counter() - started) / len(events))
