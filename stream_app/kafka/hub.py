@@ -165,7 +165,8 @@ class KafkaHub(HubReads, KafkaPrivacy):
             batch = await self.engine.fold_batch(memory, events)
         except Exception as exc:  # per-event failures come back as results; this is a bug
             raise FoldError(f"fold failed: {type(exc).__name__}: {exc}") from exc
-        await self.intent_topic.publish(batch.messages)
+        for message in batch.messages:  # one record batch each: tansu shows a consumer only
+            await self.intent_topic.publish([message])  # a record batch's first record at once
         self.changelog.write(batch.fold_changes)
         try:  # acknowledged and sealed before the batch's offsets are: a crash loses nothing
             await self.changelog.settle(events[0].tenant)
