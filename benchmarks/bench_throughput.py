@@ -341,7 +341,7 @@ def kafka_runs(tenants: int, per_tenant: int, workdir: Path) -> list[RuntimeRow]
         try:
             rows = []
             for workers, batch in ((1, 1), (1, 64), (2, 64)):
-                env = {"FOLDMEM_FOLD_BATCH_SIZE": str(batch)}
+                env = {"FOLDMEM_KAFKA_FOLD_BATCH_SIZE": str(batch)}
                 got = burst(broker, workdir, workers, events, env)
                 what = f"Kafka, {workers} worker{'s' if workers > 1 else ''}, batches of {batch}"
                 rows.append(RuntimeRow(what, len(events), float(got["seconds"])))

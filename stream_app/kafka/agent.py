@@ -4,11 +4,11 @@ to the dead-letter topic with the reason.
 Faust runs ``kafka_concurrency`` actors of :meth:`FoldAgent.run` (:func:`register`). An actor
 takes its tenant's FIFO lock before its first await, so one tenant's events fold in partition
 order while other tenants proceed concurrently (docs/kafka.md). With batches
-(``FOLDMEM_FOLD_BATCH_SIZE`` > 1) one actor takes up to that many messages at a time
-(``stream.take_events``), folds each tenant's as one engine batch (tenants concurrently) and
-its offsets are acknowledged after the batch: one actor keeps the partitions' order. The
-agent yields each outcome, so Faust's ``test_context`` returns once a message is folded
-(tests/kafka/test_agent.py).
+(``FOLDMEM_KAFKA_FOLD_BATCH_SIZE`` > 1, off by default) one actor takes up to that many
+messages at a time (``stream.take_events``), folds each tenant's as one engine batch (tenants
+concurrently) and its offsets are acknowledged after the batch: one actor keeps the
+partitions' order. The agent yields each outcome, so Faust's ``test_context`` returns once a
+message is folded (tests/kafka/test_agent.py).
 """
 
 from __future__ import annotations
