@@ -40,9 +40,12 @@ LOAD = [0.0]
 
 
 class Run:
-    def __init__(self, broker: str, logdir: Path, name: str) -> None:
+    def __init__(
+        self, broker: str, logdir: Path, name: str, env: dict[str, str] | None = None
+    ) -> None:
         self.broker = broker
         self.logdir = logdir
+        self.env = env or {}  # more FOLDMEM_ settings for the workers
         self.id = f"bench{name}{uuid.uuid4().hex[:6]}"
         self.events = f"{self.id}.events"
         self.intents = f"{self.id}.intents"
@@ -80,6 +83,7 @@ class Run:
             FOLDMEM_LOG_LEVEL="warning",
             FOLDMEM_DATA_DIR=str(self.logdir / "data"),
         )
+        env.update(self.env)
         log = (self.logdir / f"{self.id}-{len(self.procs)}.log").open("wb")
         proc = subprocess.Popen(
             [sys.executable, "-m", "stream_app.cli", "worker"],
@@ -201,8 +205,14 @@ async def intents(broker: str, topic: str) -> list[tuple[IntentMessage, float]]:
     return out
 
 
-def burst(broker: str, logdir: Path, workers: int, events: list[RawEvent]) -> dict[str, float]:
-    run = Run(broker, logdir, f"b{workers}")
+def burst(
+    broker: str,
+    logdir: Path,
+    workers: int,
+    events: list[RawEvent],
+    env: dict[str, str] | None = None,
+) -> dict[str, float]:
+    run = Run(broker, logdir, f"b{workers}", env)
     run.ensure_topics()
     try:
         for _ in range(workers):

@@ -106,6 +106,15 @@ class Settings(BaseSettings):
     sweep_interval: float = Field(default=300.0, ge=0)  # decay sweep period (seconds, 0 = off)
     max_concurrent_tenants: int = Field(default=4, ge=1, le=256)
     tenant_queue_size: int = Field(default=256, ge=1)
+    # a tenant's queue is folded in batches of up to this many events (one embedder call, two
+    # commits per batch: topologies.engine.FoldEngine.fold_batch) ...
+    fold_batch_size: int = Field(default=64, ge=1, le=4096)
+    # ... waiting up to this long for a batch to fill (0: fold what the queue holds at once,
+    # which batches a backlog and adds no latency to a live stream)
+    fold_batch_ms: float = Field(default=0.0, ge=0, le=60_000)
+    # Kafka workers: messages taken and folded as one batch (1: one at a time). Off by default:
+    # the kill -9 integration test has failed with batches under load (issue 15, open)
+    kafka_fold_batch_size: int = Field(default=1, ge=1, le=4096)
     # events further ahead of the wall clock than this are refused (stream_app.ingest.admission)
     max_future_days: float = Field(default=730.0, gt=0)
     # how long a write waits for another process writing the same tenant

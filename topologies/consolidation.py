@@ -155,8 +155,8 @@ class Consolidator:
         index = memory.index(NodeKind.CONCEPT)
         added = 0
         for concept_id in _touched_concepts(memory, scope):
-            if concept_neighbours(memory, concept_id):
-                continue
+            if memory.graph.has_neighbor_in(concept_id, memory.graph.ids(NodeKind.CONCEPT)):
+                continue  # it has a concept neighbour
             vector = index.get(concept_id)
             if vector is None:
                 continue

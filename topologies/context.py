@@ -21,8 +21,6 @@ Background = 0.8 centrality + 0.2 diversity.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -36,6 +34,7 @@ from scipy import sparse
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentStatus
 from topologies.config import DECAY_PER_DAY, ContextConfig
+from topologies.edge_cache import decayed
 from topologies.graph import decayed_weight
 from topologies.memory import TenantMemory
 from topologies.planner import Context, ContextItem
@@ -54,19 +53,25 @@ TYPE_PRIOR = {
 OPEN_STATUSES = frozenset(
     {IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED, IntentStatus.DEFERRED}
 )
-EDGE_SCAN_CAP = 256  # incident edges looked at per node when picking the strongest
-KIND_SCAN_CAP = 12  # ... the newest of each edge kind and direction (= max_fanout: within a
-# kind, edges share a prior weight, so the newest are the least decayed)
 ALL_INTENTS_CAP = 64  # below this many intents, every open intent is a candidate
 ACCESS_SHARE = 0.2  # share of access intensity in the centrality term
 DEADLINE_EDGE_CAP = 8
 DENSE_PAGERANK_MAX = 256  # nodes: below, dense power iteration is faster (0.8 vs 2.2 ms at 140)
 
 
+SIGNALS = ("knn", "pagerank", "recency", "access", "urgency", "type", "centrality")
+
+
 @dataclass
-class _Candidate:
-    node: Node
-    signals: dict[str, float] = field(default_factory=dict)
+class _Table:
+    """The candidates (sorted by id) and their signals, one array per signal."""
+
+    ids: list[str]
+    nodes: list[Node]
+    values: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict)
+
+    def signals(self, i: int) -> dict[str, float]:
+        return {name: float(self.values[name][i]) for name in SIGNALS}
 
 
 def assemble_context(
@@ -83,13 +88,12 @@ def assemble_context(
     ids = _add_open_intents(memory, vector, ids, event_node_id, config)
     if not ids:
         return Context(knn=knn)
-    candidates = {nid: _Candidate(memory.graph.node(nid)) for nid in ids}
-    _score(memory, candidates, knn, now, config, decay_per_day)
-    context = _select(memory, candidates, knn, config)
+    table = _score(memory, sorted(set(ids)), knn, now, config, decay_per_day)
+    context = _select(memory, table, knn, config)
     log.debug(
         "context_assembled",
         tenant=memory.tenant,
-        candidates=len(candidates),
+        candidates=len(table.ids),
         knn=len(knn),
         immediate=len(context.immediate),
         working=len(context.working),
@@ -124,10 +128,10 @@ def strongest_edges(
 ) -> list[tuple[float, Edge]]:
     """The ``fanout`` strongest incident edges (decayed weight), among a bounded scan: the most
     recently attached edges of each kind and direction (a concept with thousands of members is
-    read at its newest, least decayed, evidence, not its oldest)."""
-    scanned = itertools.islice(memory.graph.recent_edges(node_id, KIND_SCAN_CAP), EDGE_SCAN_CAP)
-    weighted = ((decayed_weight(e, now, decay_per_day), e) for e in scanned)
-    return heapq.nlargest(fanout, weighted, key=lambda item: (item[0], item[1].src, item[1].dst))
+    read at its newest, least decayed, evidence, not its oldest). Kept per node between folds
+    (``memory.edge_cache``): the order does not change with time."""
+    top = memory.edge_cache.strongest(memory.graph, node_id, fanout, decay_per_day)
+    return [(decayed_weight(edge, now, decay_per_day), edge) for _, edge in top]
 
 
 def _expand(
@@ -142,11 +146,11 @@ def _expand(
     ordered = [s for s in seeds if s != event_node_id]
     seen = set(ordered)
     frontier = list(ordered)
+    cache, graph = memory.edge_cache, memory.graph
     while frontier and len(ordered) < config.max_candidates:
         nxt: list[str] = []
         for node_id in frontier:
-            for _, edge in strongest_edges(memory, node_id, config.max_fanout, now, decay_per_day):
-                other = edge.dst if edge.src == node_id else edge.src
+            for other, _ in cache.strongest(graph, node_id, config.max_fanout, decay_per_day):
                 if other in seen or other == event_node_id:
                     continue
                 seen.add(other)
@@ -188,73 +192,75 @@ def _add_open_intents(
 
 def _score(
     memory: TenantMemory,
-    candidates: dict[str, _Candidate],
+    order: list[str],
     knn: dict[str, float],
     now: datetime,
     config: ContextConfig,
     decay_per_day: float,
-) -> None:
-    pagerank = _pagerank(memory, candidates, knn, now, config, decay_per_day)
-    for node_id, cand in candidates.items():
-        node = cand.node
-        cand.signals = {
-            "knn": max(0.0, knn.get(node_id, 0.0)),
-            "pagerank": pagerank.get(node_id, 0.0),
-            "recency": _recency(node, now, config.recency_tau_days),
-            "access": math.log1p(node.access_count),
-            "urgency": _urgency(memory, node, now, config.urgency_horizon_days),
-            "type": TYPE_PRIOR[node.kind],
-        }
+) -> _Table:
+    nodes = [memory.graph.node(nid) for nid in order]
+    table = _Table(order, nodes)
+    tau, horizon = config.recency_tau_days, config.urgency_horizon_days
+    values = table.values
+    values["knn"] = np.array([max(0.0, knn.get(nid, 0.0)) for nid in order])
+    values["pagerank"] = _pagerank(memory, order, knn, now, config, decay_per_day)
+    values["recency"] = np.array([_recency(node, now, tau) for node in nodes])
+    values["access"] = np.array([math.log1p(node.access_count) for node in nodes])
+    values["urgency"] = np.array([_urgency(memory, node, now, horizon) for node in nodes])
+    values["type"] = np.array([TYPE_PRIOR[node.kind] for node in nodes])
     for name in ("pagerank", "recency", "access", "urgency"):
-        top = max(c.signals[name] for c in candidates.values())
-        for cand in candidates.values():
-            cand.signals[name] = cand.signals[name] / top if top > 0 else 0.0
-    for cand in candidates.values():
-        s = cand.signals
-        s["centrality"] = (1 - ACCESS_SHARE) * s["pagerank"] + ACCESS_SHARE * s["access"]
+        top = float(values[name].max())
+        values[name] = values[name] / top if top > 0 else np.zeros(len(order))
+    values["centrality"] = (1 - ACCESS_SHARE) * values["pagerank"] + ACCESS_SHARE * values["access"]
+    return table
 
 
 def _pagerank(
     memory: TenantMemory,
-    candidates: dict[str, _Candidate],
+    order: list[str],
     knn: dict[str, float],
     now: datetime,
     config: ContextConfig,
     decay_per_day: float,
-) -> dict[str, float]:
+) -> npt.NDArray[np.float64]:
     """Personalized PageRank on the candidate subgraph (undirected, decayed weights).
 
     A sparse power iteration: the subgraph has at most ``max_candidates`` nodes, where
     building a networkx graph per fold cost more than the ranking itself.
     """
-    order = sorted(candidates)
-    position = {nid: i for i, nid in enumerate(order)}
-    rows: list[int] = []
-    cols: list[int] = []
-    weights: list[float] = []
-    for node_id in order:
-        i = position[node_id]
-        outgoing = memory.graph.recent_edges(node_id, KIND_SCAN_CAP, incoming=False)
-        for edge in itertools.islice(outgoing, EDGE_SCAN_CAP):
-            j = position.get(edge.dst)
-            if j is None or j == i:
-                continue
-            weight = decayed_weight(edge, now, decay_per_day)
-            rows.extend((i, j))
-            cols.extend((j, i))
-            weights.extend((weight, weight))
+    cache, graph = memory.edge_cache, memory.graph
+    entries = [cache.get(graph, nid, decay_per_day) for nid in order]
+    keys = np.array([cache.key(nid) for nid in order], dtype=np.int64)
+    rows = cols = np.zeros(0, dtype=np.intp)
+    weights = np.zeros(0)
+    if entries and any(len(e.out_keys) for e in entries):
+        # every candidate's kept outgoing edges in one array, in candidate order; those whose
+        # target is another candidate are the subgraph's edges
+        targets = np.concatenate([e.out_keys for e in entries])
+        sources = np.repeat(np.arange(len(order)), [len(e.out_keys) for e in entries])
+        by_key = np.argsort(keys)
+        at = np.minimum(np.searchsorted(keys, targets, sorter=by_key), len(keys) - 1)
+        found = by_key[at]
+        inside = (keys[found] == targets) & (found != sources)
+        src, dst = sources[inside], found[inside]
+        w0 = np.concatenate([e.out_w0 for e in entries])[inside]
+        t_last = np.concatenate([e.out_t for e in entries])[inside]
+        weight = decayed(w0, t_last, now, decay_per_day)  # each edge's weight once per fold
+        # both directions of each edge, pair by pair (duplicates add up in the same order)
+        rows = np.column_stack([src, dst]).ravel()
+        cols = np.column_stack([dst, src]).ravel()
+        weights = np.repeat(weight, 2)
     seeds = np.array([max(0.0, knn.get(nid, 0.0)) for nid in order], dtype=np.float64)
     if seeds.sum() <= 0:
         seeds = np.ones(len(order))
-    ranks = personalized_pagerank(len(order), rows, cols, weights, seeds, config.pagerank_alpha)
-    return {nid: float(ranks[i]) for nid, i in position.items()}
+    return personalized_pagerank(len(order), rows, cols, weights, seeds, config.pagerank_alpha)
 
 
 def personalized_pagerank(
     size: int,
-    rows: list[int],
-    cols: list[int],
-    weights: list[float],
+    rows: npt.ArrayLike,
+    cols: npt.ArrayLike,
+    weights: npt.ArrayLike,
     seeds: npt.NDArray[np.float64],
     alpha: float,
     tol: float = 1e-8,
@@ -317,10 +323,10 @@ def _deadlines(memory: TenantMemory, node: Node) -> list[datetime]:
         if anchor is not None:
             found.append(anchor)
         return found
-    incoming = itertools.islice(memory.graph.in_edges(node.id, EdgeKind.DEADLINE_FOR),
-                                DEADLINE_EDGE_CAP)  # fmt: skip
-    for edge in incoming:
-        anchor_node = memory.graph.get(edge.src)
+    if memory.graph.in_degree(node.id, EdgeKind.DEADLINE_FOR) == 0:
+        return found
+    for source in memory.graph.first_sources(node.id, EdgeKind.DEADLINE_FOR, DEADLINE_EDGE_CAP):
+        anchor_node = memory.graph.get(source)
         if anchor_node is not None:
             anchor = anchor_node.deadline or anchor_node.ts
             if anchor is not None:
@@ -345,47 +351,50 @@ def _urgency(memory: TenantMemory, node: Node, now: datetime, horizon_days: floa
 # ------------------------------------------------------------------- selection
 
 
-def _tier_item(cand: _Candidate, tier: str, score: float) -> ContextItem:
-    node = cand.node
-    signals = {name: round(value, 6) for name, value in cand.signals.items()}
+def _tier_item(table: _Table, i: int, tier: str, score: float) -> ContextItem:
+    node = table.nodes[i]
+    signals = {name: round(value, 6) for name, value in table.signals(i).items()}
     return ContextItem(node.id, node.kind, node.title or node.text[:80], round(score, 6), tier,
                        signals)  # fmt: skip
 
 
-def _ranked(candidates: dict[str, _Candidate], pool: set[str], weights: dict[str, float]) -> list:
-    def score(nid: str) -> float:
-        return sum(w * candidates[nid].signals[name] for name, w in weights.items())
-
-    return sorted(((score(nid), nid) for nid in pool), key=lambda item: (-item[0], item[1]))
+def _ranked(table: _Table, pool: npt.NDArray[np.bool_], weights: dict[str, float]) -> list:
+    """(score, position) of the pool's candidates, best first, ties by id."""
+    score = np.zeros(len(table.ids))
+    for name, weight in weights.items():
+        score = score + weight * table.values[name]
+    picks = np.flatnonzero(pool)
+    ranked = picks[np.argsort(-score[picks], kind="stable")]  # ids are sorted: ties by id
+    return [(float(score[i]), int(i)) for i in ranked]
 
 
 def _select(
     memory: TenantMemory,
-    candidates: dict[str, _Candidate],
+    table: _Table,
     knn: dict[str, float],
     config: ContextConfig,
 ) -> Context:
-    remaining = set(candidates)
+    remaining = np.ones(len(table.ids), dtype=bool)
     immediate: list[ContextItem] = []
-    for score, nid in _ranked(candidates, remaining, {"recency": 0.7, "urgency": 0.3}):
+    for score, i in _ranked(table, remaining, {"recency": 0.7, "urgency": 0.3}):
         if len(immediate) >= config.immediate or score <= 0:
             break
-        immediate.append(_tier_item(candidates[nid], "immediate", score))
-    remaining -= {item.node_id for item in immediate}
+        immediate.append(_tier_item(table, i, "immediate", score))
+        remaining[i] = False
     working: list[ContextItem] = []
     weights = {"centrality": 0.5, "recency": 0.3, "type": 0.2}
-    for score, nid in _ranked(candidates, remaining, weights)[: config.working]:
-        working.append(_tier_item(candidates[nid], "working", score))
-    remaining -= {item.node_id for item in working}
+    for score, i in _ranked(table, remaining, weights)[: config.working]:
+        working.append(_tier_item(table, i, "working", score))
+        remaining[i] = False
     chosen = [item.node_id for item in [*immediate, *working]]
-    background = _mmr(memory, candidates, remaining, chosen, config.background)
+    background = _mmr(memory, table, remaining, chosen, config.background)
     return Context(immediate=immediate, working=working, background=background, knn=knn)
 
 
 def _mmr(
     memory: TenantMemory,
-    candidates: dict[str, _Candidate],
-    pool: set[str],
+    table: _Table,
+    pool: npt.NDArray[np.bool_],
     chosen: list[str],
     budget: int,
 ) -> list[ContextItem]:
@@ -394,11 +403,11 @@ def _mmr(
     The highest cosine of each remaining node to the selection is kept as a vector and
     updated once per pick, so a pick costs one matrix-vector product.
     """
-    left = sorted(pool)
-    if not left:
+    left = np.flatnonzero(pool)
+    if not len(left):
         return []
     dim = memory.dim
-    vectors = [memory.vector(nid) for nid in left]
+    vectors = [_vector(memory, table.nodes[i]) for i in left]
     has_vec = np.array([v is not None for v in vectors])
     matrix = np.stack([v if v is not None else np.zeros(dim, np.float32) for v in vectors])
     best_sim = np.full(len(left), -np.inf)
@@ -406,7 +415,7 @@ def _mmr(
         vec = memory.vector(nid)
         if vec is not None:
             best_sim = np.maximum(best_sim, matrix @ vec)
-    centrality = np.array([candidates[nid].signals["centrality"] for nid in left])
+    centrality = table.values["centrality"][left]
     taken = np.zeros(len(left), dtype=bool)
     out: list[ContextItem] = []
     while len(out) < min(budget, len(left)):
@@ -416,9 +425,14 @@ def _mmr(
         score = np.where(taken, -np.inf, 0.8 * centrality + 0.2 * diversity)
         pick = int(np.argmax(score))  # first maximum: ties go to the smaller id (sorted)
         taken[pick] = True
-        nid = left[pick]
-        candidates[nid].signals["diversity"] = float(diversity[pick])
-        out.append(_tier_item(candidates[nid], "background", float(score[pick])))
+        item = _tier_item(table, int(left[pick]), "background", float(score[pick]))
+        item.signals["diversity"] = round(float(diversity[pick]), 6)
+        out.append(item)
         if has_vec[pick]:
             best_sim = np.maximum(best_sim, matrix @ matrix[pick])
     return out
+
+
+def _vector(memory: TenantMemory, node: Node) -> Vector | None:
+    index = memory.indexes.get(node.kind.value)
+    return None if index is None else index.get(node.id)

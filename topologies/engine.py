@@ -7,6 +7,10 @@
    transaction back; the fallback planner's plan is tried next, then an empty plan, so the
    event always ends folded.
 
+3. ``fold_batch``: a batch of one tenant's events; the raw events are handed over (the
+   tenant's inbox) before any is planned, then each is ingested and folded as above, in memory,
+   and the caller commits the batch's changes once (see ``fold_batch``).
+
 Time is the stream clock: the latest event time seen by the tenant (events may arrive out of
 order), so replaying a stream reproduces the same graph. An event dated after it arrived (a
 meeting planned for next month, stamped ``received_at`` by the runtime's edge) moves the clock
@@ -15,9 +19,10 @@ only to its arrival: "now" is never in the future.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -25,7 +30,12 @@ from typing import Any
 import orjson
 import structlog
 
-from schemas.errors import InvalidTransitionError, NotFoundError, PlanRejectedError
+from schemas.errors import (
+    FoldmemError,
+    InvalidTransitionError,
+    NotFoundError,
+    PlanRejectedError,
+)
 from schemas.events import RawEvent
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentMessage, IntentStatus, can_transition
@@ -35,18 +45,21 @@ from topologies.config import EngineConfig
 from topologies.consolidation import Consolidator
 from topologies.context import assemble_context, record_access
 from topologies.embedding import Embedder
+from topologies.embedding_memo import EmbeddingMemo
 from topologies.executor import PlanExecutor
 from topologies.facts.llm_extract import model_fact_step
 from topologies.facts.step import FactStep
 from topologies.intents import IntentEmergence, intent_view
 from topologies.llm.completer import JsonCompleter
-from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id
+from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id, merge_changes
 from topologies.naming import Namer
+from topologies.naming.activities import lexicon
 from topologies.nightly.induce import LLMInductor
 from topologies.plan_bounds import PlanBounds
 from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest
 from topologies.privacy import check_not_forgotten
 from topologies.scope import FoldScope
+from topologies.text import extract_entities
 from topologies.vector_index import Vector
 
 log = structlog.get_logger(__name__)
@@ -54,6 +67,7 @@ log = structlog.get_logger(__name__)
 CLOCK_KEY = "clock"
 REVISION_KEY = "revision:"  # + RawEvent id -> EVENT node id of its latest revision
 EVENTS_FOLDED_KEY = "events_folded"
+INBOX_KEY = "inbox"  # raw events of a batch stored and not folded yet (see fold_batch)
 
 
 @dataclass
@@ -70,7 +84,7 @@ class FoldResult:
     tenant: str
     event_id: str
     node_id: str
-    status: str  # folded | duplicate | fallback | empty
+    status: str  # folded | duplicate | fallback | empty | refused | failed
     planner: str = ""
     ops: int = 0
     changes: list[ChangeSet] = field(default_factory=list)  # the stored raw event first
@@ -79,11 +93,40 @@ class FoldResult:
     plan_seconds: float = 0.0
     fold_seconds: float = 0.0
     stored: ChangeSet | None = None  # the ingest commit (already handed to ``on_stored``)
+    refusal: FoldmemError | None = None  # why ingest refused it (status "refused")
 
     @property
     def fold_changes(self) -> list[ChangeSet]:
         """What the fold itself changed, without the ingest commit."""
         return [c for c in self.changes if c is not self.stored]
+
+
+@dataclass
+class BatchResult:
+    """A batch folded in event order: one FoldResult per event given, in that order, and
+    ``recovered``: the events of an earlier batch that was stored and never folded (a crash
+    between its two commits), folded first."""
+
+    tenant: str
+    results: list[FoldResult]
+    recovered: list[FoldResult] = field(default_factory=list)
+    stored: ChangeSet | None = None  # what was handed to ``on_stored``
+    changes: list[ChangeSet] = field(default_factory=list)  # everything to commit, in order
+
+    @property
+    def fold_changes(self) -> list[ChangeSet]:
+        """What to commit once the batch is folded (everything but ``stored``), merged."""
+        return merge_changes(self.changes)
+
+    @property
+    def messages(self) -> list[IntentMessage]:
+        return [m for r in [*self.recovered, *self.results] for m in r.messages]
+
+
+def inbox_changes(tenant: str, events: Sequence[RawEvent]) -> ChangeSet:
+    """The ChangeSet that stores a batch's raw events in the tenant's inbox."""
+    raw = [event.model_dump(mode="json") for event in events]
+    return ChangeSet(tenant=tenant, meta={INBOX_KEY: raw})
 
 
 def count_planner(memory: TenantMemory, planner: str) -> None:
@@ -152,7 +195,9 @@ class FoldEngine:
         """``completer``: the model the LLM tasks besides planning use (fact extraction and
         reconciliation, nightly induction); None: those steps run on rules only. ``facts``: a
         fact step of the caller's own instead of the one built for ``completer``."""
-        self.embedder = embedder
+        # one model call per batch for the texts known ahead (fold_batch prefetches them)
+        self.embedder = embedder if isinstance(embedder, EmbeddingMemo) else EmbeddingMemo(embedder)
+        embedder = self.embedder
         self.planner = planner
         self.fallback = fallback
         self.config = config or EngineConfig()
@@ -163,6 +208,16 @@ class FoldEngine:
         self.emergence = IntentEmergence(self.executor, embedder, self.config, self.namer)
         self.facts = facts or model_fact_step(embedder, planner, completer)  # layer off: skipped
         self.inductor = LLMInductor(completer) if completer is not None else None  # nightly
+
+    def warm_up(self) -> None:
+        """Load what a first fold would load on first use (the embedding model, word
+        frequencies): a server calls this in a worker thread, so its event loop does not stop
+        for it in the middle of a fold."""
+        self.embedder.embed(["Warm up: lunch with Alice Moreau in Berlin on 3 March"])
+        self.embedder.forget()
+        extract_entities("Warm up: lunch with Alice Moreau in Berlin on 3 March")
+        lexicon()  # the namer's word forms
+        self.namer.parser.analyse([("Warm up", "Lunch with Alice in Berlin.", frozenset())])
 
     def new_memory(self, tenant: str) -> TenantMemory:
         return TenantMemory(tenant, self.embedder.dim, self.config.ann)
@@ -181,9 +236,28 @@ class FoldEngine:
     # ----------------------------------------------------------------- ingest
     def ingest(self, memory: TenantMemory, event: RawEvent) -> IngestResult:
         """Dedup and store the raw event as an EVENT node. Commits on its own."""
+        self._admit(memory, event)
+        found = self._resolve(memory, event)
+        if isinstance(found, IngestResult):
+            return found
+        event, node_id, previous, fingerprint = found
+        vector = self.embedder.embed([event.text or event.id])[0]
+        with memory.transaction() as changes:
+            self._store(memory, event, node_id, previous, fingerprint, vector)
+        memory.entities.add_node(memory.graph.node(node_id))  # derived index, after commit
+        return IngestResult(event.id, node_id, duplicate=False, changes=changes, event=event)
+
+    @staticmethod
+    def _admit(memory: TenantMemory, event: RawEvent) -> None:
         if event.tenant != memory.tenant:
             raise PlanRejectedError(f"event for tenant {event.tenant!r} sent to {memory.tenant!r}")
         check_not_forgotten(memory, event.id)  # hard-deleted ids are refused (privacy.py)
+
+    def _resolve(
+        self, memory: TenantMemory, event: RawEvent
+    ) -> IngestResult | tuple[RawEvent, str, Node | None, str]:
+        """A duplicate's IngestResult, or what to store: the event (a revision gets its own
+        id), its node id, the EVENT node it revises and its fingerprint."""
         fingerprint = event_fingerprint(event)
         node_id = event_node_id(memory.tenant, event.id)
         previous: Node | None = None
@@ -196,27 +270,33 @@ class FoldEngine:
             node_id = event_node_id(memory.tenant, event.id)
             if memory.event_state(event.id) is not None:
                 return IngestResult(event.id, node_id, duplicate=True, event=event)
-        vector = self.embedder.embed([event.text or event.id])[0]
-        with memory.transaction() as changes:
-            node = event_to_node(event, node_id)
-            cues = goals.signals_attr(goals.event_signals(node))
-            memory.graph.add_node(
-                node.model_copy(
-                    update={
-                        "attrs": {**node.attrs, "fingerprint": fingerprint, goals.CUES_ATTR: cues}
-                    }
-                )
+        return event, node_id, previous, fingerprint
+
+    def _store(
+        self,
+        memory: TenantMemory,
+        event: RawEvent,
+        node_id: str,
+        previous: Node | None,
+        fingerprint: str,
+        vector: Vector,
+    ) -> None:
+        """The EVENT node, its vectors, its state and the clock; inside a transaction."""
+        node = event_to_node(event, node_id)
+        cues = goals.signals_attr(goals.event_signals(node))
+        memory.graph.add_node(
+            node.model_copy(
+                update={"attrs": {**node.attrs, "fingerprint": fingerprint, goals.CUES_ATTR: cues}}
             )
-            if previous is not None:
-                self._link_revision(memory, previous, node_id, event)
-            memory.index(NodeKind.EVENT).upsert(node_id, vector)
-            memory.index(POOL).upsert(node_id, topics.observe(memory, vector, self.config.topics))
-            self._trim_pool(memory)
-            memory.set_event_state(event.id, "stored")
-            now = self.stream_now(memory, event)
-            memory.set_meta(CLOCK_KEY, now.isoformat())
-        memory.entities.add_node(memory.graph.node(node_id))  # derived index, after commit
-        return IngestResult(event.id, node_id, duplicate=False, changes=changes, event=event)
+        )
+        if previous is not None:
+            self._link_revision(memory, previous, node_id, event)
+        memory.index(NodeKind.EVENT).upsert(node_id, vector)
+        memory.index(POOL).upsert(node_id, topics.observe(memory, vector, self.config.topics))
+        self._trim_pool(memory)
+        memory.set_event_state(event.id, "stored")
+        now = self.stream_now(memory, event)
+        memory.set_meta(CLOCK_KEY, now.isoformat())
 
     @staticmethod
     def _revision(
@@ -288,6 +368,94 @@ class FoldEngine:
             result.stored = ingested.changes
         return result
 
+    async def fold_batch(
+        self,
+        memory: TenantMemory,
+        events: Sequence[RawEvent],
+        on_stored: Callable[[ChangeSet], None] | None = None,
+    ) -> BatchResult:
+        """Fold ``events`` (one tenant's, in order) as one batch.
+
+        ``on_stored`` receives the batch's raw events before any is planned: the tenant's
+        inbox (``INBOX_KEY`` in its meta, not in memory). Then their texts (and their facts'
+        statements) are embedded in one call and each event is ingested and folded in order,
+        in memory only; the caller commits ``BatchResult.fold_changes`` once, which empties
+        the inbox. A crash before that commit leaves the inbox: the next batch (or
+        ``recover_inbox``) folds its events first, from the memory they would have met, so
+        the graph is the one an uninterrupted run folds. A batch of one is ``fold``. An event
+        refused by ``ingest`` (another tenant's, a forgotten id) is returned with status
+        "refused", one whose fold failed (a bug) "failed", stored and not folded; the others
+        fold.
+        """
+        pending = self.inbox(memory)
+        if len(events) == 1 and not pending:
+            result = await self.fold(memory, events[0], on_stored)
+            changes = result.fold_changes if on_stored is not None else result.changes
+            return BatchResult(memory.tenant, [result], stored=result.stored, changes=changes)
+        batch = BatchResult(memory.tenant, [])
+        if on_stored is not None and events:
+            batch.stored = inbox_changes(memory.tenant, [*pending, *events])
+            on_stored(batch.stored)
+        self.prefetch(memory, [*pending, *events])
+        try:
+            for target, todo in ((batch.recovered, pending), (batch.results, events)):
+                for event in todo:
+                    target.append(await self._fold_or_refuse(memory, event))
+                    batch.changes.extend(target[-1].changes)
+                    await asyncio.sleep(0)  # a server's other tasks (its API) run between events
+        finally:
+            self.embedder.forget()
+        if batch.stored is not None or pending:
+            batch.changes.append(self._empty_inbox(memory))
+        return batch
+
+    async def recover_inbox(self, memory: TenantMemory) -> BatchResult:
+        """Fold the events of a batch that was stored and never folded (after a crash)."""
+        return await self.fold_batch(memory, [])
+
+    @staticmethod
+    def inbox(memory: TenantMemory) -> list[RawEvent]:
+        """The raw events of a batch stored and not folded yet (empty unless a crash)."""
+        return [RawEvent.model_validate(raw) for raw in memory.meta.get(INBOX_KEY) or ()]
+
+    async def _fold_or_refuse(self, memory: TenantMemory, event: RawEvent) -> FoldResult:
+        """``fold`` for one event of a batch: an event ingest refuses (another tenant's, a
+        forgotten id) comes back "refused", a fold that fails (a bug) "failed" with the event
+        stored, not folded (as a crash would leave it); the batch goes on either way."""
+        try:
+            ingested = self.ingest(memory, event)
+        except FoldmemError as exc:
+            node_id = event_node_id(memory.tenant, event.id)
+            log.info("event_refused", tenant=memory.tenant, event_id=event.id, reason=str(exc))
+            return FoldResult(
+                memory.tenant, event.id, node_id, "refused", error=str(exc), refusal=exc
+            )
+        event = ingested.event or event
+        if memory.event_state(event.id) == "folded":
+            return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
+        try:
+            result = await self.fold_stored(memory, event)
+        except Exception as exc:  # a bug: the event stays stored, the batch goes on
+            log.exception("fold_failed", tenant=memory.tenant, event_id=event.id)
+            error = f"{type(exc).__name__}: {exc}"
+            result = FoldResult(memory.tenant, event.id, ingested.node_id, "failed", error=error)
+        if ingested.changes is not None:
+            result.changes.insert(0, ingested.changes)
+            result.stored = ingested.changes
+        return result
+
+    @staticmethod
+    def _empty_inbox(memory: TenantMemory) -> ChangeSet:
+        with memory.transaction() as changes:
+            memory.set_meta(INBOX_KEY, None)
+        return changes
+
+    def prefetch(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
+        """Embed the batch's known texts in one call (see topologies/embedding_memo.py)."""
+        texts = [event.text or event.id for event in events]
+        texts += self.facts.texts(memory, events)
+        self.embedder.prefetch(texts)
+
     async def fold_stored(self, memory: TenantMemory, event: RawEvent) -> FoldResult:
         """Plan and apply a stored (ingested, not yet folded) event."""
         node_id = event_node_id(memory.tenant, event.id)
@@ -306,6 +474,7 @@ class FoldEngine:
             self.config.context,
             decay_per_day=self.config.consolidation.decay_per_day,
         )
+        await asyncio.sleep(0)  # between steps, outside any transaction: a server's API runs
         request = PlanRequest(event, memory.graph.node(node_id), vector, context, memory, now)
         result = FoldResult(memory.tenant, event.id, node_id, status="folded")
         planners: list[Planner] = [self.planner]

@@ -49,6 +49,10 @@ class MemoryGraph:
         # what they return, not the node's whole degree (hubs have thousands of REINFORCES)
         self._out_kind: dict[tuple[str, EdgeKind], dict[str, None]] = {}
         self._in_kind: dict[tuple[str, EdgeKind], dict[str, None]] = {}
+        # node -> stamp of the latest change to its incident edges: caches of a node's edges
+        # (topologies/edge_cache.py) stay valid while its stamp does
+        self._edge_stamps: dict[str, int] = {}
+        self._stamp = 0
         self._journal: Journal | None = None
 
     # ----------------------------------------------------------------- reading
@@ -132,6 +136,10 @@ class MemoryGraph:
         costs what it returns, whatever the node's degree."""
         return list(itertools.islice(reversed(self._in_kind.get((node_id, kind), {})), limit))
 
+    def first_sources(self, node_id: str, kind: EdgeKind, limit: int) -> list[str]:
+        """Sources of ``kind`` in-edges, the oldest first, at most ``limit`` (bounded cost)."""
+        return list(itertools.islice(self._in_kind.get((node_id, kind), ()), limit))
+
     def recent_targets(self, node_id: str, kind: EdgeKind, limit: int) -> list[str]:
         """Targets of ``kind`` out-edges, the newest first, at most ``limit``."""
         return list(itertools.islice(reversed(self._out_kind.get((node_id, kind), {})), limit))
@@ -159,6 +167,14 @@ class MemoryGraph:
                 ):
                     yield pred[src][kind]["e"]
 
+    def edge_stamp(self, node_id: str) -> int:
+        """Changes whenever an edge of the node is put, replaced or removed (rollbacks too)."""
+        return self._edge_stamps.get(node_id, 0)
+
+    def _touch_edges(self, src: str, dst: str) -> None:
+        self._stamp += 1
+        self._edge_stamps[src] = self._edge_stamps[dst] = self._stamp
+
     def in_degree(self, node_id: str, kind: EdgeKind) -> int:
         return len(self._in_kind.get((node_id, kind), ()))
 
@@ -170,6 +186,21 @@ class MemoryGraph:
         if node_id not in self.g:
             return set()
         return set(self.g.successors(node_id)) | set(self.g.predecessors(node_id))
+
+    def adjacent(self, a: str, b: str) -> bool:
+        """An edge of any kind joins a and b, in either direction."""
+        return b in self.g._succ.get(a, ()) or b in self.g._pred.get(a, ())
+
+    def has_neighbor_in(self, node_id: str, among: set[str]) -> bool:
+        """Some neighbour (any edge kind, either direction, not the node itself) is in
+        ``among``; out-edges first, and it stops at the first one found: a concept with
+        thousands of member events answers from its few concept links."""
+        if node_id not in self.g:
+            return False
+        for adjacency in (self.g._succ[node_id], self.g._pred[node_id]):
+            if any(other in among and other != node_id for other in adjacency):
+                return True
+        return False
 
     def degree(self, node_id: str) -> int:
         return int(self.g.degree(node_id)) if node_id in self.g else 0
@@ -301,6 +332,7 @@ class MemoryGraph:
         if previous is not None and previous.created_at != edge.created_at:
             self._unindex_edge(edge.src, edge.dst, edge.kind)  # re-placed below by its time
         self.g.add_edge(edge.src, edge.dst, key=edge.kind, e=edge)
+        self._touch_edges(edge.src, edge.dst)
         succ, pred = self.g._succ, self.g._pred
         _place(
             self._out_kind.setdefault((edge.src, edge.kind), {}),
@@ -318,6 +350,7 @@ class MemoryGraph:
         self._unindex_edge(src, dst, kind)
 
     def _unindex_edge(self, src: str, dst: str, kind: EdgeKind) -> None:
+        self._touch_edges(src, dst)
         out = self._out_kind.get((src, kind))
         if out is not None:
             out.pop(dst, None)

@@ -258,8 +258,7 @@ class IntentEmergence:
         support = cluster.supporting
         pairs = len(support) * (len(support) - 1) // 2
         if pairs:
-            members = set(support)
-            linked = sum(1 for a in support for b in graph.neighbors(a) if b in members and a < b)
+            linked = sum(1 for a in support for b in support if a < b and graph.adjacent(a, b))
             cluster.connectivity = linked / pairs
         elif support and converges(memory, cluster.events[support[0]]):
             cluster.connectivity = 1.0  # one theme that several sources converge on
@@ -273,26 +272,26 @@ class IntentEmergence:
         window_start = now - timedelta(days=self.config.intents.window_days)
         decay = self.config.consolidation.decay_per_day
         total, events = 0.0, set[str]()
+        start, end = window_start.timestamp(), now.timestamp()
+        after = None if since is None else since.timestamp()
         for kind in EVIDENCE_KINDS:  # the most recently attached of each kind: bounded
             older = 0  # events attach roughly in time order: a run of old ones ends the window
-            for src in graph.recent_sources(concept, kind, MAX_EVIDENCE_SCAN):
-                node = graph.node(src)
-                if node.kind != NodeKind.EVENT or node.ts is None:
-                    continue
-                if node.ts < window_start:
+            # the scan is kept between folds (memory.edge_cache): EVENT sources, their times
+            for src, ts, edge in memory.edge_cache.evidence(
+                graph, concept, kind, MAX_EVIDENCE_SCAN
+            ):
+                if ts < start:
                     older += 1
                     if older >= OLDER_RUN:
                         break
                     continue
                 older = 0
-                if node.ts > now:
+                if ts > end:
                     continue
-                if since is not None and node.ts <= since:
+                if after is not None and ts <= after:
                     continue
-                edge = graph.edge(src, concept, kind)
-                if edge is not None:
-                    total += decayed_weight(edge, now, decay)
-                    events.add(src)
+                total += decayed_weight(edge, now, decay)
+                events.add(src)
         return total, events
 
     @staticmethod

@@ -8,13 +8,14 @@ returns a :class:`ChangeSet` naming exactly what changed (the store persists onl
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from schemas.graph import Edge, Node, NodeKind
 from topologies.config import AnnConfig
+from topologies.edge_cache import EdgeCache
 from topologies.entities import EntityIndex, rebuild_entity_index
 from topologies.graph import EdgeKey, Journal, MemoryGraph
 from topologies.vector_index import Vector, VectorIndex
@@ -53,6 +54,21 @@ class ChangeSet:
         )
 
 
+def merge_changes(changes: Sequence[ChangeSet]) -> list[ChangeSet]:
+    """Consecutive ChangeSets as one per tenant, in order of first appearance: each key's
+    final value (what writing them one after the other leaves), written once."""
+    merged: dict[str, ChangeSet] = {}
+    for change in changes:
+        into = merged.setdefault(change.tenant, ChangeSet(tenant=change.tenant))
+        into.nodes.update(change.nodes)
+        into.edges.update(change.edges)
+        into.vectors.update(change.vectors)
+        into.aliases.update(change.aliases)
+        into.meta.update(change.meta)
+        into.events.update(change.events)
+    return [c for c in merged.values() if not c.empty]
+
+
 @dataclass
 class _Tx:
     undo: list[Callable[[], None]] = field(default_factory=list)
@@ -75,6 +91,7 @@ class TenantMemory:
         self.meta: dict[str, Any] = {}
         self.event_states: dict[str, str] = {}  # RawEvent id -> "stored" | "folded"
         self.entities = EntityIndex()  # derived, not persisted: rebuilt by load()
+        self.edge_cache = EdgeCache()  # derived: nodes' edge scans, kept per edge stamp
         self._tx: _Tx | None = None
 
     # ------------------------------------------------------------------ lookups

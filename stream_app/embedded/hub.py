@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import structlog
 
-from schemas.errors import NotFoundError
+from schemas.errors import FoldmemError, InvalidEventError, NotFoundError
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage, IntentStatus
@@ -36,9 +36,10 @@ from stream_app.hub.locks import TenantLockTable
 from stream_app.hub.protocol import (
     Checkpoint,
     CheckpointFn,
+    FoldFailedError,
     FoldOutcome,
 )
-from stream_app.hub.reads import HubReads, fold_each
+from stream_app.hub.reads import HubReads
 from stream_app.hub.upkeep import NightlySchedule
 from stream_app.ingest.admission import Admission
 from topologies.engine import FoldEngine, FoldResult, node_to_event
@@ -202,9 +203,50 @@ class MemoryHub(HubReads, EmbeddedPrivacy):
     async def fold_batch(
         self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
     ) -> list[FoldOutcome]:
-        """:meth:`stream_app.hub.Hub.fold_batch`: one event after the other, each in its own
-        transactions (the ingest commit, then the fold's)."""
-        return await fold_each(self, events, checkpoints)
+        """:meth:`stream_app.hub.Hub.fold_batch`: each tenant's admitted events folded as one
+        engine batch (:meth:`topologies.engine.FoldEngine.fold_batch`) in two commits: the
+        raw events (the tenant's inbox) before any is planned, then the fold results, their
+        intent messages and the source positions of every event of the batch."""
+        outcomes: list[FoldOutcome | None] = [None] * len(events)
+        admitted: dict[str, list[tuple[int, RawEvent]]] = {}
+        for position, event in enumerate(events):
+            try:
+                admitted.setdefault(event.tenant, []).append(
+                    (position, self.admission.admit(event))
+                )
+            except InvalidEventError as exc:
+                outcomes[position] = exc
+        for tenant, todo in admitted.items():
+            done = await self._fold_tenant_batch(tenant, [e for _, e in todo], checkpoints)
+            for (position, _), outcome in zip(todo, done, strict=True):
+                outcomes[position] = outcome
+        await self.publish_pending()
+        return [o for o in outcomes if o is not None]
+
+    async def _fold_tenant_batch(
+        self, tenant: str, events: list[RawEvent], checkpoints: CheckpointFn | None
+    ) -> list[FoldOutcome]:
+        try:
+            async with self.lock(tenant):
+                return await self.retrying(
+                    tenant, lambda m: self._fold_batch_locked(m, events, checkpoints), create=True
+                )
+        except FoldmemError as exc:  # busy (TransientError), or refused: each event says so
+            return [exc] * len(events)
+        except Exception as exc:  # a bug must not stop the stream; the events stay stored
+            log.exception("fold_crashed", tenant=tenant, events=len(events))
+            return [FoldFailedError(f"{type(exc).__name__}: {exc}")] * len(events)
+
+    async def _fold_batch_locked(
+        self, memory: TenantMemory, events: list[RawEvent], checkpoints: CheckpointFn | None
+    ) -> list[FoldOutcome]:
+        tenant = memory.tenant
+        batch = await self.engine.fold_batch(
+            memory, events, on_stored=lambda stored: self.persist(tenant, [stored])
+        )
+        positions = [c for e in events for c in (checkpoints(e) if checkpoints else ())]
+        self.persist(tenant, batch.fold_changes, messages=batch.messages, checkpoints=positions)
+        return [_outcome(r) for r in batch.results]
 
     async def _fold(self, event: RawEvent, checkpoints: Positions | None = None) -> FoldResult:
         async with self.lock(event.tenant):
@@ -232,10 +274,16 @@ class MemoryHub(HubReads, EmbeddedPrivacy):
         return result
 
     async def recover(self) -> int:
-        """Fold every event that was stored but not folded (a crash between the two commits)."""
+        """Fold every event that was stored but not folded (a crash between the two commits):
+        a batch's inbox first, then events stored one at a time."""
         count = 0
         for tenant in self.store.tenants():
             async with self.lock(tenant):
+                inbox = len(self.engine.inbox(self._memory(tenant, create=False)))
+                if inbox:
+                    log.info("refold_stored_batch", tenant=tenant, events=inbox)
+                    await self.retrying(tenant, self._recover_inbox)
+                    count += inbox
                 memory = self._memory(tenant, create=False)
                 pending = []
                 for event_id in memory.pending_events():
@@ -247,6 +295,10 @@ class MemoryHub(HubReads, EmbeddedPrivacy):
                 await self._fold(event)  # admitted when it was stored
                 count += 1
         return count
+
+    async def _recover_inbox(self, memory: TenantMemory) -> None:
+        batch = await self.engine.recover_inbox(memory)
+        self.persist(memory.tenant, batch.fold_changes, messages=batch.messages)
 
     async def set_intent_status(
         self, tenant: str, intent_id: str, status: IntentStatus, note: str = ""
@@ -319,3 +371,12 @@ class MemoryHub(HubReads, EmbeddedPrivacy):
         """The runner's idle hook (its periodic sweep loop): a nightly run for every tenant
         that :attr:`nightly` finds due."""
         return await self.nightly.run_due(self.tenants(), self.view, self.consolidate)
+
+
+def _outcome(result: FoldResult) -> FoldOutcome:
+    """A batch's FoldResult as the Hub contract's outcome: refusals and failures as errors."""
+    if result.refusal is not None:
+        return result.refusal
+    if result.status == "failed":
+        return FoldFailedError(result.error or "fold failed")
+    return result

@@ -101,6 +101,8 @@ class Runner:
             stop=self.stop,
             max_tenants=settings.max_concurrent_tenants,
             queue_size=settings.tenant_queue_size,
+            batch_size=settings.fold_batch_size,
+            batch_wait_s=settings.fold_batch_ms / 1000.0,
         )
         self.stats: IngestStats = self.driver.stats
         self.api_url: str | None = None
@@ -144,6 +146,8 @@ class Runner:
         delivering: asyncio.Task[None] | None = None
         sources: list[Source] = []
         try:
+            # models load off the event loop, before the API serves and the folds begin
+            await asyncio.to_thread(self.hub.engine.warm_up)
             await self.hub.publish_pending()
             self.stats.refolded = await self.hub.recover()
             if self.options.serve_api and self.app_factory is not None:

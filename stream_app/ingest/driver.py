@@ -5,9 +5,9 @@ Each source owns its reading and its checkpoint (:mod:`stream_app.ingest.sources
 driver owns the rest:
 
 - **Order and batching.** Events go to one queue per tenant; a tenant's worker hands the
-  target what its queue holds (up to ``batch_size``) as one batch, so a tenant's events are
-  delivered in the order read while tenants proceed concurrently (at most ``max_tenants``
-  delivering at once).
+  target what its queue holds (up to ``batch_size``, waiting up to ``batch_wait_s`` for it to
+  fill) as one batch, so a tenant's events are delivered in the order read while tenants
+  proceed concurrently (at most ``max_tenants`` delivering at once).
 - **Busy tenants.** A :class:`~stream_app.hub.protocol.TransientError` outcome (another process
   holds the tenant, a worker is moving it) is tried again with backoff (:class:`BusyPolicy`),
   never dead-lettered: until stopped (the runner; the source does not pass the event, so it is
@@ -92,6 +92,7 @@ class IngestDriver:
         max_tenants: int = 4,
         queue_size: int = 256,
         batch_size: int = 64,
+        batch_wait_s: float = 0.0,
         limit: int | None = None,
         dry_run: TextIO | None = None,
         notices: TextIO | None = None,
@@ -104,6 +105,7 @@ class IngestDriver:
         self.stop = stop or asyncio.Event()
         self.progress = progress or Progress()
         self.batch_size = batch_size
+        self.batch_wait_s = batch_wait_s  # how long a batch may wait to fill
         self.queue_size = queue_size
         self.limit = limit
         self.dry_run = dry_run  # a dry run: bad items printed here, nothing written
@@ -217,9 +219,7 @@ class IngestDriver:
 
     async def _worker(self, queue: asyncio.Queue[_Work]) -> None:
         while True:
-            batch = [await queue.get()]
-            while len(batch) < self.batch_size and not queue.empty():
-                batch.append(queue.get_nowait())
+            batch = await self._take(queue)
             try:
                 if not self.stop.is_set():
                     async with self._semaphore:
@@ -235,6 +235,21 @@ class IngestDriver:
                 for work in batch:
                     self._release(work.read.source)
                     queue.task_done()
+
+    async def _take(self, queue: asyncio.Queue[_Work]) -> list[_Work]:
+        """Up to ``batch_size`` events: what the queue holds, and for ``batch_wait_s`` after
+        the first one what arrives (polled: a cancelled ``get`` could lose an event)."""
+        batch = [await queue.get()]
+        deadline = time.monotonic() + self.batch_wait_s
+        while len(batch) < self.batch_size:
+            if not queue.empty():
+                batch.append(queue.get_nowait())
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0 or self.stop.is_set():
+                break
+            await asyncio.sleep(min(left, 0.005))
+        return batch
 
     def _release(self, source: Source) -> None:
         state = self._sources[id(source)]

@@ -88,7 +88,7 @@ async def run_import(
                 progress=bars,
                 max_tenants=settings.max_concurrent_tenants,
                 queue_size=settings.tenant_queue_size,
-                batch_size=KAFKA_BATCH,
+                batch_size=KAFKA_BATCH if hub is None else settings.fold_batch_size,
                 limit=limit,
                 dry_run=err if dry_run else None,
                 notices=err,

@@ -152,6 +152,32 @@ class KafkaHub(HubReads, KafkaPrivacy):
         )
         return result
 
+    async def fold_batch_locked(self, events: Sequence[RawEvent]) -> list[FoldResult]:
+        """One tenant's admitted events folded as one engine batch; the caller holds the
+        tenant's lock. The events topic keeps the raw events until the batch's offsets are
+        acknowledged (a crash before folds the redelivered batch again), so nothing is written
+        before planning; the intents are confirmed on their topic, then the batch's changes go
+        to the changelog as one merged ChangeSet, acknowledged and sealed before this returns
+        (and so before the agent acknowledges the batch's offsets)."""
+        started = time.perf_counter()
+        memory = self.state.memory(events[0].tenant)
+        try:
+            batch = await self.engine.fold_batch(memory, events)
+        except Exception as exc:  # per-event failures come back as results; this is a bug
+            raise FoldError(f"fold failed: {type(exc).__name__}: {exc}") from exc
+        for message in batch.messages:  # one record batch each: tansu shows a consumer only
+            await self.intent_topic.publish([message])  # a record batch's first record at once
+        self.changelog.write(batch.fold_changes)
+        try:  # acknowledged and sealed before the batch's offsets are: a crash loses nothing
+            await self.changelog.settle(events[0].tenant)
+        except Exception as exc:  # the memory was dropped: the messages fold again
+            raise FoldError(f"changelog write failed: {type(exc).__name__}: {exc}") from exc
+        for result in batch.results:
+            self.metrics.events_folded.labels(status=result.status).inc()
+        self.metrics.fold_seconds.observe((time.perf_counter() - started) / len(events))
+        self.metrics.tenants.set(len(self.state))
+        return batch.results
+
     def _write_stored(self, stored: ChangeSet) -> None:
         self.changelog.write([stored])
 

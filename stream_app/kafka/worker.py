@@ -92,8 +92,12 @@ class KafkaWorker:
             DeadLetterTopic(faust_app.deadletter, self.metrics),
             admission,
             self.ownership.tenant_partition,
+            batch_size=settings.kafka_fold_batch_size,
+            batch_within_s=max(settings.fold_batch_ms, 10.0) / 1000.0,
         )
-        agent.register(app, faust_app.events, self.fold, settings.kafka_concurrency)
+        # batches: one actor takes them in partition order (tenants fold concurrently inside)
+        concurrency = 1 if settings.kafka_fold_batch_size > 1 else settings.kafka_concurrency
+        agent.register(app, faust_app.events, self.fold, concurrency)
         self.routing = OwnerRouting(self.ownership, self.url)
         app.task(self._serve_api)
         if settings.sweep_interval > 0:

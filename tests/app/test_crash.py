@@ -21,7 +21,7 @@ from tests.app.conftest import ROOT, make_stream, write_jsonl
 FOLDMEM = [sys.executable, "-m", "stream_app.cli"]
 
 
-def env_for(data_dir: Path) -> dict[str, str]:
+def env_for(data_dir: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         FOLDMEM_DATA_DIR=str(data_dir),
@@ -31,6 +31,7 @@ def env_for(data_dir: Path) -> dict[str, str]:
         PYTHONHASHSEED="0",
         PYTHONPATH=str(ROOT),
     )
+    env.update(extra)
     return env
 
 
@@ -79,9 +80,11 @@ def test_kill_9_loses_nothing_and_applies_nothing_twice(tmp_path: Path) -> None:
     crashed = tmp_path / "crash"
     kills = 0
     for target in (8, 25):
+        # small batches: the kills land between batches and inside one (its raw events
+        # stored as the tenant's inbox, its fold not committed)
         proc = subprocess.Popen(
             [*FOLDMEM, "run", "--once", "--no-api", str(stream)],
-            env=env_for(crashed),
+            env=env_for(crashed, FOLDMEM_FOLD_BATCH_SIZE="4"),
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -77,6 +77,7 @@ class Worker:
     deadletter: RecordingTopic
     hub: KafkaHub
     agent: Any  # the Faust agent
+    fold: agent.FoldAgent
 
     def intent_messages(self) -> list[IntentMessage]:
         return [
@@ -103,7 +104,7 @@ def worker(tmp_path: Path, engine: FoldEngine, changelog: list[Sent] | None = No
         hub, DeadLetterTopic(deadletter, metrics), Admission(), ownership.tenant_partition
     )
     faust_agent = agent.register(app.app, app.events, fold, concurrency=1)
-    return Worker(table, intents, deadletter, hub, faust_agent)
+    return Worker(table, intents, deadletter, hub, faust_agent, fold)
 
 
 @pytest.fixture
@@ -265,3 +266,48 @@ async def test_a_crash_before_the_changelog_commit_refolds_the_event(
     assert memory_items(recovered) == memory_items(expected)
     # its intents are published again with the same message ids (consumers dedup on them)
     assert {m.message_id for m in replacement.intent_messages()} == emitted
+
+
+@dataclass
+class Message:
+    """An events-topic record as the agent reads it."""
+
+    value: bytes
+    key: bytes
+    partition: int
+    timestamp: float
+
+
+def message_of(event: RawEvent) -> Message:
+    arrived = event.ts + timedelta(minutes=5)
+    return Message(
+        event.model_dump_json().encode(),
+        event.tenant.encode(),
+        partition_for(event.tenant, PARTITIONS),
+        arrived.timestamp(),
+    )
+
+
+async def test_a_batch_of_messages_folds_as_one_at_a_time_with_fewer_changelog_records(
+    tmp_path: Path,
+) -> None:
+    alice = sample(16)
+    bob = [e.model_copy(update={"tenant": "bob"}) for e in alice[:6]]
+    messages = [message_of(e) for e in [*alice[:6], *bob, *alice[6:]]]  # tenants interleaved
+    one = worker(tmp_path / "one", build_engine(settings(tmp_path / "one")))
+    batched = worker(tmp_path / "batched", build_engine(settings(tmp_path / "batched")))
+    for message in messages:
+        assert isinstance(await one.fold.handle(message), FoldResult)
+    outcomes = await batched.fold.handle_batch(messages)
+    assert all(isinstance(o, FoldResult) and o.status == "folded" for o in outcomes)
+    for tenant in ("alice", "bob"):
+        expected, memory = one.hub.state.get(tenant), batched.hub.state.get(tenant)
+        assert expected is not None and memory is not None
+        assert memory_items(memory) == memory_items(expected)
+        recovered = KafkaTenantState(RecordingTable(batched.table.sent), memory.dim, lambda t: 0)
+        again = recovered.get(tenant)
+        assert again is not None and memory_items(again) == memory_items(memory)
+    # one changelog transaction per tenant: its commit marker, sent once more when sealed
+    assert len(markers(batched.table.sent)) == 4
+    assert len(batched.table.sent) < len(one.table.sent) / 2
+    assert len(batched.intents.sent) == len(one.intents.sent)

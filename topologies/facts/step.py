@@ -17,6 +17,7 @@ Skipped entirely when the tenant opted out of the ``facts`` layer.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -140,9 +141,7 @@ class FactStep:
             )
             return
         if items is not None:
-            self._prepared[(memory.tenant, event.id)] = items
-            while len(self._prepared) > self._max_prepared:
-                self._prepared.popitem(last=False)
+            self._remember((memory.tenant, event.id), items)
 
     async def _prepare_decisions(self, memory: TenantMemory, event: RawEvent) -> None:
         """Ask the judge about each item that has candidates; keep its valid decisions."""
@@ -176,6 +175,26 @@ class FactStep:
             self._judged[key] = decisions
             while len(self._judged) > self._max_prepared:
                 self._judged.popitem(last=False)
+
+    def texts(self, memory: TenantMemory, events: Sequence[RawEvent]) -> list[str]:
+        """What ``apply`` will embed for these events with the deterministic extractor (the
+        statements and their topic phrases), for a batch to embed them in one call."""
+        if self.extractor is not None or not layer_enabled(memory, "facts"):
+            return []
+        out: list[str] = []
+        for event in events:
+            author = event_author(event)
+            items = extract_items(event_text(event), self.extractor_config)
+            self._remember((memory.tenant, event.id), items)  # apply() reads them, not again
+            for item in items:
+                out.append(item.text)
+                out.append(slots_of(item.text, author).topic or item.text)
+        return out
+
+    def _remember(self, key: tuple[str, str], items: list[ExtractedItem]) -> None:
+        self._prepared[key] = items
+        while len(self._prepared) > self._max_prepared:
+            self._prepared.popitem(last=False)
 
     def extract(self, memory: TenantMemory, event: RawEvent) -> list[ExtractedItem]:
         prepared = self._prepared.pop((memory.tenant, event.id), None)

@@ -103,13 +103,14 @@ class Namer:
         if missing:
             for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
                 self._vectors[text] = vector
-            while len(self._vectors) > VECTOR_CACHE:
-                self._vectors.popitem(last=False)
-        for text in texts:
+        for text in texts:  # the texts asked for are the newest before any is evicted
             self._vectors.move_to_end(text)
+        rows = [self._vectors[t] for t in texts]
+        while len(self._vectors) > VECTOR_CACHE:
+            self._vectors.popitem(last=False)
         if not texts:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
-        return np.vstack([self._vectors[t] for t in texts]).astype(np.float32)
+        return np.vstack(rows).astype(np.float32)
 
     def _events(
         self,

@@ -1,0 +1,155 @@
+"""A node's edges as the context assembly reads them, kept between folds.
+
+Context assembly visits the same nodes fold after fold (a theme's concept, its recent events,
+a busy TIME node). For each it needs a bounded scan of the incident edges (the most recently
+attached ``per_kind`` of each kind and direction, at most ``scan_cap``), ranked by decayed
+weight, and the outgoing ones as arrays for the PageRank matrix. Both are kept per node and
+rebuilt only when one of the node's edges changes (``MemoryGraph.edge_stamp``).
+
+The ranking does not depend on the time it is read at: ``w0 * exp(-lambda * (now - t_last))``
+orders two edges as ``log(w0) + lambda * t_last`` does, whatever ``now`` (edges are not
+touched after the clock), so the strongest edges of a node are computed once per change, not
+once per visit. Weights themselves are computed once per fold, as arrays.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from schemas.graph import Edge, EdgeKind, NodeKind
+from topologies.graph import MemoryGraph
+
+SECONDS_PER_DAY = 86400.0
+EDGE_SCAN_CAP = 256  # incident edges looked at per node when picking the strongest
+KIND_SCAN_CAP = 12  # ... the newest of each edge kind and direction (= max_fanout: within a
+# kind, edges share a prior weight, so the newest are the least decayed)
+
+
+EvidenceRow = tuple[str, float, Edge]  # source EVENT node, its event time (seconds), the edge
+
+
+@dataclass(frozen=True)
+class NodeEdges:
+    """One node's scanned edges at one edge stamp."""
+
+    stamp: int
+    ranked: list[tuple[str, Edge]]  # (other end, edge), strongest first
+    out_ids: list[str]  # outgoing edges' targets (the PageRank rows)
+    out_keys: npt.NDArray[np.int64]  # ... as the cache's integer keys (EdgeCache.key)
+    out_w0: npt.NDArray[np.float64]
+    out_t: npt.NDArray[np.float64]  # t_last, seconds since the epoch
+
+
+def _strength(edge: Edge, decay_per_day: float) -> float:
+    """Log of the decayed weight up to a term shared by every edge at a given time."""
+    if edge.w0 <= 0:
+        return -math.inf
+    return math.log(edge.w0) + decay_per_day * edge.t_last.timestamp() / SECONDS_PER_DAY
+
+
+def decayed(
+    w0: npt.NDArray[np.float64], t_last: npt.NDArray[np.float64], now: datetime, decay: float
+) -> npt.NDArray[np.float64]:
+    """``topologies.graph.decayed_weight`` over arrays (never above ``w0``)."""
+    days = np.maximum(0.0, (now.timestamp() - t_last) / SECONDS_PER_DAY)
+    return np.asarray(w0 * np.exp(-decay * days))
+
+
+class EdgeCache:
+    """Per-node edge scans of one tenant's graph, valid while the node's edge stamp is."""
+
+    def __init__(
+        self,
+        per_kind: int = KIND_SCAN_CAP,
+        scan_cap: int = EDGE_SCAN_CAP,
+        max_nodes: int = 200_000,
+    ) -> None:
+        self.per_kind = per_kind
+        self.scan_cap = scan_cap
+        self.max_nodes = max_nodes
+        self._decay: float | None = None
+        self._entries: dict[str, NodeEdges] = {}
+        self._keys: dict[str, int] = {}  # node id -> integer key, for array lookups
+        self._evidence: dict[tuple[str, EdgeKind], tuple[int, list[EvidenceRow]]] = {}
+
+    def key(self, node_id: str) -> int:
+        """A small integer standing for the node id (stable while the cache is not reset)."""
+        found = self._keys.get(node_id)
+        if found is None:
+            found = self._keys[node_id] = len(self._keys)
+        return found
+
+    def get(self, graph: MemoryGraph, node_id: str, decay_per_day: float) -> NodeEdges:
+        if decay_per_day != self._decay:
+            self._reset()
+            self._decay = decay_per_day
+        stamp = graph.edge_stamp(node_id)
+        entry = self._entries.get(node_id)
+        if entry is None or entry.stamp != stamp:
+            if len(self._keys) >= self.max_nodes:
+                self._reset()
+            entry = self._entries[node_id] = self._scan(graph, node_id, stamp, decay_per_day)
+        return entry
+
+    def _reset(self) -> None:
+        self._entries.clear()
+        self._keys.clear()
+        self._evidence.clear()
+
+    def evidence(
+        self, graph: MemoryGraph, node_id: str, kind: EdgeKind, limit: int
+    ) -> list[EvidenceRow]:
+        """The EVENT nodes among the newest ``limit`` sources of ``kind`` in-edges (newest
+        first), with their event time (seconds) and the edge: intent emergence's evidence
+        scan, kept while the node's edges do not change."""
+        stamp = graph.edge_stamp(node_id)
+        found = self._evidence.get((node_id, kind))
+        if found is not None and found[0] == stamp:
+            return found[1]
+        if len(self._evidence) >= self.max_nodes:
+            self._evidence.clear()
+        rows: list[EvidenceRow] = []
+        for src in graph.recent_sources(node_id, kind, limit):
+            node = graph.node(src)
+            edge = graph.edge(src, node_id, kind)
+            if node.kind == NodeKind.EVENT and node.ts is not None and edge is not None:
+                rows.append((src, node.ts.timestamp(), edge))
+        self._evidence[(node_id, kind)] = (stamp, rows)
+        return rows
+
+    def strongest(
+        self, graph: MemoryGraph, node_id: str, fanout: int, decay_per_day: float
+    ) -> list[tuple[str, Edge]]:
+        """The ``fanout`` strongest scanned edges: (other end, edge), strongest first."""
+        return self.get(graph, node_id, decay_per_day).ranked[:fanout]
+
+    def _scan(
+        self, graph: MemoryGraph, node_id: str, stamp: int, decay_per_day: float
+    ) -> NodeEdges:
+        scanned = list(itertools.islice(graph.recent_edges(node_id, self.per_kind), self.scan_cap))
+        # strongest first; ties as heapq.nlargest on (weight, src, dst) broke them
+        keyed = sorted(
+            scanned,
+            key=lambda e: (_strength(e, decay_per_day), e.src, e.dst),
+            reverse=True,
+        )
+        ranked = [(e.dst if e.src == node_id else e.src, e) for e in keyed]
+        outgoing = list(
+            itertools.islice(
+                graph.recent_edges(node_id, self.per_kind, incoming=False), self.scan_cap
+            )
+        )
+        return NodeEdges(
+            stamp=stamp,
+            ranked=ranked,
+            out_ids=[e.dst for e in outgoing],
+            out_keys=np.array([self.key(e.dst) for e in outgoing], dtype=np.int64),
+            out_w0=np.array([e.w0 for e in outgoing], dtype=np.float64),
+            out_t=np.array([e.t_last.timestamp() for e in outgoing], dtype=np.float64),
+        )
