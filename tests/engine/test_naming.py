@@ -25,16 +25,6 @@ MakeEvent = Callable[..., RawEvent]
 TRIP = datetime(2026, 12, 18, 8, 0, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def parser() -> PhraseParser:
-    return PhraseParser()
-
-
-@pytest.fixture
-def namer(embedder: HashingEmbedder, parser: PhraseParser) -> Namer:
-    return Namer(embedder, parser)
-
-
 def phrases(parser: PhraseParser, body: str, title: str = "", people: tuple[str, ...] = ()) -> set:
     (analysis,) = parser.analyse([(title, body, name_words(people))])
     return {p.text.lower() for p in analysis.phrases}

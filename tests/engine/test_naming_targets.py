@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from schemas.events import RawEvent
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
@@ -20,16 +18,6 @@ from topologies.naming.titles import mentions_day
 
 MakeEvent = Callable[..., RawEvent]
 DEMO = datetime(2026, 4, 28, 14, 0, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-def parser() -> PhraseParser:
-    return PhraseParser()
-
-
-@pytest.fixture
-def namer(embedder: HashingEmbedder, parser: PhraseParser) -> Namer:
-    return Namer(embedder, parser)
 
 
 def stored(embedder: HashingEmbedder, events: list[RawEvent]) -> TenantMemory:
