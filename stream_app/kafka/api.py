@@ -1,19 +1,16 @@
 """A worker's read API: the embedded mode's FastAPI app over the worker's :class:`KafkaHub`
 (events enter through Kafka, so no HTTP ingest), ``/metrics`` in Prometheus text, ``/ready``,
 requests routed to the worker owning the tenant (:mod:`stream_app.kafka.routing`), served by
-uvicorn inside Faust's event loop."""
+the API's server inside Faust's event loop."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 import structlog
-import uvicorn
 from fastapi import FastAPI, Request, Response
 
 from stream_app.api.app import create_app
 from stream_app.api.guard import guard_outermost
+from stream_app.api.server import ApiServer
 from stream_app.kafka.hub import KafkaHub
 from stream_app.kafka.metrics import CONTENT_TYPE, WorkerMetrics
 from stream_app.kafka.routing import OwnerRouting, StateUnavailableError, unavailable
@@ -45,28 +42,15 @@ def worker_api(
     return api
 
 
-class _EmbeddedServer(uvicorn.Server):
-    """uvicorn inside Faust's loop: Faust owns the signal handlers."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 async def serve(api: FastAPI, settings: Settings, routing: OwnerRouting) -> None:
-    """Serve until the worker stops (a Faust task)."""
-    config = uvicorn.Config(
-        api,
-        host=settings.api_host,
-        port=settings.api_port,
-        lifespan="off",
-        log_config=None,
-        access_log=False,
+    """Serve until the worker stops (a Faust task), with the embedded mode's server (bind
+    error as a ConfigError, TCP_NODELAY, Faust keeps the signal handlers)."""
+    server = ApiServer(
+        api, settings.api_host, settings.api_port, hint="choose another port with FOLDMEM_API_PORT"
     )
-    server = _EmbeddedServer(config)
     log.info("worker_api", url=routing.url, bind=f"{settings.api_host}:{settings.api_port}")
     try:
-        await server.serve()
+        await server.start()
     finally:
-        server.should_exit = True
+        await server.stop()
         await routing.aclose()
