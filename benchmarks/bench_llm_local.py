@@ -15,6 +15,7 @@ Run (starts ``python -m llama_cpp.server`` on the GGUF file, stops it at the end
         [--threads 1] [--ctx 4096] [--port 8391] [--base-url URL]  # URL: a server already up
         [--scenario NAME ...] [--limit N]   # a subset: these dev scenarios, their first N events
         [--timeout 1800] [--max-output-tokens 700] [--repair-rounds 1]
+        [--concept-boundaries rules|model]   # which concept an event joins (LLMConfig)
         [--name NAME] [--work DIR] [--embedder minilm|hashing]
 
 Resumable: every model request and its reply are kept in ``<work>/<name>/<scenario>.calls.jsonl``
@@ -229,6 +230,7 @@ def llm_config(args: argparse.Namespace, base_url: str) -> LLMConfig:
         timeout_s=args.timeout,
         max_output_tokens=args.max_output_tokens,
         repair_rounds=args.repair_rounds,
+        concept_boundaries=args.concept_boundaries,
     )
 
 
@@ -327,6 +329,7 @@ def event_row(
         "fixes": plan.extra.get("fixes", []) if plan else [],
         "facts": int(plan.extra.get("facts", 0)) if plan else 0,
         "concept_from_rules": int(plan.extra.get("concept_from_rules", 0)) if plan else 0,
+        "concept_overridden": int(plan.extra.get("concept_overridden", 0)) if plan else 0,
         "error": str(plan.extra.get("error", ""))[:300] if plan else "",
     }
 
@@ -357,6 +360,7 @@ def plan_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens_estimated": any(r["estimated"] for r in rows),
         "facts_per_event": sum(r["facts"] for r in rows) / n,
         "concept_from_rules": sum(r.get("concept_from_rules", 0) for r in rows) / n,
+        "concept_overridden": sum(r.get("concept_overridden", 0) for r in rows) / n,
     }
 
 
@@ -448,9 +452,9 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
         "## How the events were planned",
         "",
         "| scenario | events | valid non-empty | first reply | repaired | empty kept | "
-        "fallbacks | concept from the rules | calls/event | s/event (median) | "
-        "server CPU s/event | tokens in/out per event | facts/event |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "fallbacks | concept from the rules | model's concept overridden | calls/event | "
+        "s/event (median) | server CPU s/event | tokens in/out per event | facts/event |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rep in [*reports, None]:
         plans = total if rep is None else rep.plans
@@ -462,7 +466,8 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
             f"| {name} | {plans['events']} | {_pct(plans['valid_non_empty'])} | "
             f"{_pct(plans['first_reply'])} | {_pct(plans['repaired'])} | "
             f"{_pct(plans['empty_accepted'])} | {fallbacks} | "
-            f"{_pct(plans['concept_from_rules'])} | {plans['calls_per_event']:.2f} | "
+            f"{_pct(plans['concept_from_rules'])} | {_pct(plans.get('concept_overridden', 0))} | "
+            f"{plans['calls_per_event']:.2f} | "
             f"{plans['seconds_per_event']:.1f} ({plans['seconds_median']:.1f}) | "
             f"{'-' if cpu is None else f'{cpu:.1f}'} | {est}{plans['tokens_in_per_event']:.0f} / "
             f"{plans['tokens_out_per_event']:.0f} | {plans['facts_per_event']:.2f} |"
@@ -474,7 +479,9 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
         "event (no call). Fallbacks: events planned by the heuristic "
         "planner instead (invalid: no usable op after repair; empty: no op, the heuristic had "
         "some; error: timeout or server error). Concept from the rules: the model's plan gave "
-        "the event no concept close to it, the heuristic planner's concept was added. Calls "
+        "the event no concept close to it, the heuristic planner's concept was added. Model's "
+        "concept overridden: with concept boundaries from the rules, the model had chosen "
+        "another concept for the event than the heuristic planner. Calls "
         "include fact-reconciliation calls. "
         "Seconds: from sending a request to its last token (wall clock, loaded machine); server "
         "CPU: the llama.cpp process's CPU time per event asked live. Tokens marked ~ are "
@@ -533,6 +540,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--max-output-tokens", type=int, default=700)
     parser.add_argument("--repair-rounds", type=int, default=1)
+    parser.add_argument(
+        "--concept-boundaries",
+        choices=("rules", "model"),
+        default="rules",
+        help="which concept an event joins: the heuristic's rules (default) or the model",
+    )
     parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
     parser.add_argument("--name", default=None, help="results and cache name (default: GGUF stem)")
     parser.add_argument("--work", type=Path, default=EMBED_CACHE / "llm_local")
@@ -606,7 +619,8 @@ def main(argv: list[str] | None = None) -> None:
         "threads": args.threads,
         "ctx": args.ctx,
         "policy": f"{policy.kind}, timeout {policy.timeout_s:g} s, streamed, "
-        f"max_output_tokens {args.max_output_tokens}, repair rounds {args.repair_rounds}",
+        f"max_output_tokens {args.max_output_tokens}, repair rounds {args.repair_rounds}, "
+        f"concept boundaries from the {args.concept_boundaries}",
         "embedder": embedder.model_id,
         "server_cpu_per_live_event": statistics.fmean(cpu) if cpu else None,
         "live_events": sum(r.live_events for r in reports),

@@ -95,6 +95,8 @@ class Settings(BaseSettings):
     llm_facts: Literal["plan", "call", "rules"] = "plan"
     llm_reconcile_calls: int = Field(default=1, ge=0, le=16)  # belief decisions per event
     llm_rule_structure: bool = True  # add the heuristic's dates and event links to a plan
+    # which concept an event joins: the heuristic's rules (the model names it) or the model
+    llm_concept_boundaries: Literal["rules", "model"] = "rules"
     llm_near_duplicate: float = Field(default=0.97, gt=0, le=1)
 
     # --- logging

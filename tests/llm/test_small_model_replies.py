@@ -245,7 +245,7 @@ async def test_the_heuristics_dates_and_event_links_join_the_models_plan(
     from topologies.config import EngineConfig
     from topologies.heuristic_planner import HeuristicPlanner
 
-    rig = make_rig(rule_structure=True)
+    rig = make_rig(rule_structure=True, concept_boundaries="model")
     rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
     rig.fake.push(Reply(content=json.dumps({"notes": "demo", "concept": "Client demo",
                                             "facts": [], "ops": []})))  # fmt: skip

@@ -26,6 +26,7 @@ StructuredMode = Literal["json_schema", "json_object_schema", "json_object", "te
 LADDER: tuple[StructuredMode, ...] = ("json_schema", "json_object_schema", "json_object", "text")
 ServerKind = Literal["hosted", "vllm", "ollama", "llamacpp"]
 FactSource = Literal["plan", "call", "rules"]
+ConceptBoundaries = Literal["rules", "model"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,9 @@ class LLMConfig(BaseModel):
     # add the heuristic planner's dates and event links (TIME nodes, entity links between
     # events) to the model's plan: rules find those well and at no cost
     rule_structure: bool = True
+    # with rule_structure: which concept an event is evidence of is decided by the heuristic
+    # planner ("rules": the model's label names a concept the rules open) or by the model
+    concept_boundaries: ConceptBoundaries = "rules"
     # model calls per event for fact reconciliation (only items that may revise a belief)
     reconcile_calls: int = Field(default=1, ge=0)
     # untrusted input: an INTENT proposed by the model needs TRIGGERS from this many concepts

@@ -32,6 +32,7 @@ from schemas.errors import LLMError, PlanRejectedError
 from schemas.graph import EdgeKind, NodeKind
 from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, UpdateNode, UpdatePlan
 from topologies.llm import names
+from topologies.llm.boundaries import KindOf, rule_boundaries
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import LLMReply, ModelClient
 from topologies.llm.config import LLMConfig
@@ -372,8 +373,12 @@ class LLMPlanner:
             node = graph.get(graph.resolve(node_id))
             return None if node is None else node.kind
 
+        heuristic = await self.heuristic.plan(request)
+        if self.config.concept_boundaries == "rules":
+            plan = self._bounded(request, plan, heuristic, kind_of, usage)
         concept = _grounds_a_concept(request, plan)
-        extra = rule_structure(await self.heuristic.plan(request), kind_of, concepts=not concept)
+        rules_decide = self.config.concept_boundaries == "rules"
+        extra = rule_structure(heuristic, kind_of, concepts=not concept and not rules_decide)
         have = {(op.src, op.dst, op.kind) for op in plan.ops if isinstance(op, AddEdge)}
         extra = [op for op in extra if not isinstance(op, AddEdge) or (op.src, op.dst, op.kind)
                  not in have]  # fmt: skip
@@ -390,6 +395,29 @@ class LLMPlanner:
         if not concept and _grounds_a_concept(request, merged):
             usage.extra["concept_from_rules"] = 1
         return merged
+
+    def _bounded(
+        self,
+        request: PlanRequest,
+        plan: UpdatePlan,
+        heuristic: UpdatePlan,
+        kind_of: KindOf,
+        usage: EventUsage,
+    ) -> UpdatePlan:
+        """The model's plan with the heuristic plan's concept membership
+        (:mod:`topologies.llm.boundaries`); the model's own plan when the two do not fit
+        together (the validator refuses the merged plan)."""
+        bounded = rule_boundaries(plan, heuristic, request.event_node.id, kind_of)
+        try:
+            self._validate(request, bounded.plan)
+        except PlanRejectedError as exc:
+            log.info("llm_rule_boundaries_skipped", error=str(exc)[:200],
+                     tenant=request.event.tenant, event_id=request.event.id)  # fmt: skip
+            usage.extra["boundaries_skipped"] = 1
+            return plan
+        if bounded.overridden:
+            usage.extra["concept_overridden"] = 1
+        return bounded.plan
 
     # ------------------------------------------------------------------ names
     def _checked_names(

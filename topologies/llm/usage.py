@@ -47,6 +47,9 @@ class Counters:
     truncated: int = 0  # replies cut at max_output_tokens (their complete ops kept)
     facts_from_plan: int = 0  # events whose fact items came from the plan (no extra call)
     concept_from_rules: int = 0  # the model gave no (close) concept: the heuristic's joined
+    # concept boundaries from the rules (LLMConfig.concept_boundaries): the model had chosen
+    # another concept for the event than the heuristic planner
+    concept_overridden: int = 0
     # side calls about an event already counted (its calls and tokens are in the totals above,
     # they are not planned events): fact extraction with a call of its own
     # (topologies.facts.llm_extract) and fact reconciliation (topologies.facts.llm_reconcile)
@@ -115,7 +118,13 @@ SIDE_OUTCOMES = tuple(f"{task}_{o}" for task in SIDE_TASKS for o in ("llm", "inv
                                                                      "skipped"))  # fmt: skip
 FACT_OUTCOMES = SIDE_OUTCOMES  # the fact tasks: extraction and reconcile
 # EventUsage.extra counts booked with the event
-_EXTRA_COUNTS = ("estimated_calls", "ops_dropped", "truncated", "concept_from_rules")
+_EXTRA_COUNTS = (
+    "estimated_calls",
+    "ops_dropped",
+    "truncated",
+    "concept_from_rules",
+    "concept_overridden",
+)
 
 
 @dataclass

@@ -1,0 +1,153 @@
+"""Concept boundaries from the rules (issue 13): a small model opens a concept for nearly every
+event; with ``concept_boundaries="rules"`` which concept an event joins is the heuristic
+planner's call and the model's label names the concepts the rules open."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from llm_helpers import Rig, fold, new_concept, plan_json
+
+from foldmem_testing.fakeserver import Reply
+from schemas.graph import EdgeKind, NodeKind
+from schemas.plans import AddEdge, AddNode, UpdateNode, UpdatePlan
+from topologies.config import EngineConfig
+from topologies.heuristic_planner import HeuristicPlanner
+from topologies.llm.boundaries import rule_boundaries
+
+EVENT = "ev:new"
+KINDS = {EVENT: NodeKind.EVENT, "ev:old": NodeKind.EVENT, "c:trip": NodeKind.CONCEPT,
+         "c:dentist": NodeKind.CONCEPT, "i:goal": NodeKind.INTENT}  # fmt: skip
+
+
+def kind_of(node: str) -> NodeKind | None:
+    return KINDS.get(node)
+
+
+def plan(*ops: Any) -> UpdatePlan:
+    return UpdatePlan(ops=list(ops), planner="test")
+
+
+def concept(ref: str, title: str) -> AddNode:
+    return AddNode(ref=ref, kind=NodeKind.CONCEPT, title=title)
+
+
+def edges(result: UpdatePlan) -> set[tuple[str, EdgeKind, str]]:
+    return {(op.src, op.kind, op.dst) for op in result.ops if isinstance(op, AddEdge)}
+
+
+def new_titles(result: UpdatePlan) -> list[str]:
+    return [op.title for op in result.ops if isinstance(op, AddNode)]
+
+
+def test_a_new_concept_of_the_model_becomes_the_concept_the_rules_join() -> None:
+    model = plan(
+        concept("n1", "Passport renewal"),
+        AddEdge(src=EVENT, dst="n1", kind=EdgeKind.GROUNDS),
+        AddEdge(src="n1", dst="i:goal", kind=EdgeKind.TRIGGERS),
+    )
+    rules = plan(AddEdge(src=EVENT, dst="c:trip", kind=EdgeKind.REINFORCES),
+                 UpdateNode(id="c:trip", attrs={"members": 4}))  # fmt: skip
+    bounded = rule_boundaries(model, rules, EVENT, kind_of)
+    assert new_titles(bounded.plan) == []  # no concept of one event
+    assert edges(bounded.plan) == {
+        (EVENT, EdgeKind.REINFORCES, "c:trip"),
+        ("c:trip", EdgeKind.TRIGGERS, "i:goal"),  # the model's link, on the rules' concept
+    }
+    assert bounded.overridden
+
+
+def test_the_models_label_names_the_concept_the_rules_open() -> None:
+    model = plan(concept("n1", "Passport renewal"),
+                 AddEdge(src=EVENT, dst="n1", kind=EdgeKind.GROUNDS))  # fmt: skip
+    rules = plan(
+        concept("n1", "Application"),
+        AddEdge(src=EVENT, dst="n1", kind=EdgeKind.GROUNDS),
+        AddEdge(src="ev:old", dst="n1", kind=EdgeKind.GROUNDS),
+        AddEdge(src="n1", dst="ev:old", kind=EdgeKind.DERIVED_FROM),
+    )
+    bounded = rule_boundaries(model, rules, EVENT, kind_of)
+    assert new_titles(bounded.plan) == ["Passport renewal"]
+    assert edges(bounded.plan) == {
+        (EVENT, EdgeKind.GROUNDS, "hc1"),
+        ("ev:old", EdgeKind.GROUNDS, "hc1"),  # the earlier unassigned event the rules pooled
+        ("hc1", EdgeKind.DERIVED_FROM, "ev:old"),
+    }
+    assert not bounded.overridden
+
+
+def test_no_concept_yet_when_the_rules_give_none() -> None:
+    model = plan(
+        AddEdge(src=EVENT, dst="c:dentist", kind=EdgeKind.REINFORCES),
+        concept("n1", "Crown fitting"),
+        AddEdge(src=EVENT, dst="n1", kind=EdgeKind.GROUNDS),
+        AddEdge(src="n1", dst="c:dentist", kind=EdgeKind.RELATED_TO),
+    )
+    bounded = rule_boundaries(model, plan(), EVENT, kind_of)
+    assert bounded.plan.ops == [] and bounded.overridden
+
+
+def test_a_rename_by_the_model_keeps_the_rules_bookkeeping() -> None:
+    model = plan(AddEdge(src=EVENT, dst="c:trip", kind=EdgeKind.REINFORCES),
+                 UpdateNode(id="c:trip", title="Thailand trip"))  # fmt: skip
+    rules = plan(
+        AddEdge(src=EVENT, dst="c:trip", kind=EdgeKind.REINFORCES),
+        UpdateNode(id="c:trip", title="Flights", attrs={"members": 5, "named_at": 5}),
+    )
+    bounded = rule_boundaries(model, rules, EVENT, kind_of)
+    updates = [op for op in bounded.plan.ops if isinstance(op, UpdateNode)]
+    assert [(u.title, u.attrs) for u in updates] == [
+        ("Thailand trip", {"members": 5, "named_at": 5})
+    ]
+    assert not bounded.overridden
+
+
+# ----------------------------------------------------------------- folded through the planner
+TRIP = ["Thailand trip flights booked Bangkok", "Thailand trip hotel Bangkok booked",
+        "Thailand trip visa Bangkok flights", "Thailand trip packing list Bangkok"]  # fmt: skip
+TEETH = ["Dentist crown fitting appointment", "Dentist crown temporary appointment",
+         "Dentist crown bill appointment"]  # fmt: skip
+
+
+def model_label(text: str) -> str:
+    return " ".join(text.split()[2:4])  # "flights booked", "crown fitting"
+
+
+async def fold_split_happy_model(rig: Rig, make_event: Any) -> list[str]:
+    """Each event gets a reply opening a concept of its own (what Qwen 0.5B did)."""
+    for text in TRIP + TEETH:
+        rig.fake.push(Reply(content=plan_json(*new_concept(model_label(text)))))
+        await fold(rig, make_event(text, text + " details"))
+    return [n.title for n in rig.memory().graph.nodes(NodeKind.CONCEPT)]
+
+
+async def test_a_model_opening_a_concept_per_event_gets_the_rules_boundaries(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: Any
+) -> None:
+    rig = make_rig(rule_structure=True, concept_boundaries="rules")
+    rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
+    titles = await fold_split_happy_model(rig, make_event)
+    assert 1 <= len(titles) <= 2  # a trip and a dentist, not seven
+    assert {t.casefold() for t in titles} <= {model_label(t).casefold() for t in TRIP + TEETH}
+    overridden = sum(u.extra.get("concept_overridden", 0) for u in rig.ledger.recent(7))
+    assert overridden >= 5
+    assert rig.ledger.tenant("alice")["concept_overridden"] == overridden
+
+
+async def test_with_model_boundaries_the_models_concepts_stand(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: Any
+) -> None:
+    rig = make_rig(rule_structure=True, concept_boundaries="model")
+    rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
+    titles = await fold_split_happy_model(rig, make_event)
+    assert len(titles) == 7
+
+
+def test_the_setting_reaches_the_planner() -> None:
+    from stream_app.settings import Settings
+    from topologies.llm.config import LLMConfig
+
+    assert LLMConfig().concept_boundaries == "rules"
+    settings = Settings(llm_concept_boundaries="model")  # FOLDMEM_LLM_CONCEPT_BOUNDARIES
+    assert LLMConfig.from_settings(settings).concept_boundaries == "model"
