@@ -64,6 +64,17 @@ class EntityIndex:
     def postings(self, entity: str) -> list[tuple[datetime, str]]:
         return list(self._postings.get(entity, ()))
 
+    def people(self) -> set[str]:
+        """The names of the people in the indexed events (lower case, as written), and the
+        first names of those written with more than one word."""
+        found: set[str] = set()
+        for entity in self._postings:
+            kind, _, name = entity.partition(":")
+            if kind == "person" and name:
+                found.add(name)
+                found.add(name.split(" ")[0])
+        return found
+
     def add(self, node_id: str, ts: datetime, entities: list[str]) -> None:
         if node_id in self._nodes:
             return

@@ -52,6 +52,20 @@ async def test_a_label_with_a_person_of_the_event_gives_way(
     assert "Mam" not in label and "Rang" not in label
 
 
+async def test_a_label_that_names_someone_of_an_earlier_event_gives_way(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: HashingEmbedder
+) -> None:
+    """A 1.5B model named a concept after the friend who drives to physiotherapy ("Dani"): the
+    name is in an earlier chat's sender, not in this event's participants."""
+    rig = make_rig(namer=Namer(embedder))
+    rig.fake.push(Reply(content=plan_json(*new_concept("Tuesday drive"))))
+    await fold(rig, make_event("Chat", "I can drive you on Tuesday", participants=["Marcus Bell"]))
+    rig.fake.push(Reply(content=plan_json(*new_concept("Marcus"))))
+    await fold(rig, make_event("Physio", "Physio session at nine; Marcus drives me there."))
+    labels = titles(rig, NodeKind.CONCEPT)
+    assert "Tuesday drive" in labels and "Marcus" not in labels and len(labels) == 2
+
+
 async def test_a_good_label_from_the_model_is_kept(
     make_rig: Callable[..., Rig], make_event: Any, embedder: HashingEmbedder
 ) -> None:

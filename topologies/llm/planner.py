@@ -31,6 +31,7 @@ import structlog
 from schemas.errors import LLMError, PlanRejectedError
 from schemas.graph import EdgeKind, NodeKind
 from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, UpdateNode, UpdatePlan
+from topologies.entities import ensure_entity_index
 from topologies.llm import names
 from topologies.llm.boundaries import KindOf, rule_boundaries
 from topologies.llm.breaker import CircuitBreaker
@@ -474,6 +475,8 @@ class LLMPlanner:
             return names.title_problem(proposed)
         source = f"{event.title}\n{event.text}" if new else ""
         copied = names.copy_problem(proposed, titles, source)
+        if copied is None and _a_person(request, proposed):
+            copied = "a person's name, not a theme"
         if copied is not None or self.namer is None:
             people = names.name_words([*event.participants, request.memory.tenant])
             return copied or names.label_problem(proposed, titles, people, source)
@@ -682,6 +685,12 @@ def _concept_edit(request: PlanRequest, op: PlanOp) -> bool:
         nodes = [graph.get(graph.resolve(i)) for i in (op.keep, *op.absorb)]
         return all(n is not None and n.kind == NodeKind.CONCEPT for n in nodes)
     return False
+
+
+def _a_person(request: PlanRequest, label: str) -> bool:
+    """Is the label the name of someone in the user's events ("Dani", "Marcus Bell")?"""
+    name = " ".join(label.casefold().split())
+    return name in ensure_entity_index(request.memory, request.event_node).people()
 
 
 def _grounds_a_concept(request: PlanRequest, plan: UpdatePlan) -> bool:
