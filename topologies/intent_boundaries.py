@@ -87,8 +87,8 @@ def serves_other_goal(memory: TenantMemory, concept: str, intent_id: str | None)
     """Whether the concept already triggers another open intent (a theme supports one goal at
     a time: reinforcing an intent does not pull in another goal's concepts)."""
     graph = memory.graph
-    for intent_id in graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS):
-        other = graph.get(intent_id)
+    for target in graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS):
+        other = graph.get(target)
         if other is not None and other.id != intent_id and other.status in OPEN_STATUSES:
             return True
     return False

@@ -223,6 +223,9 @@ class IntentEmergence:
         centroids = memory.index(TOPIC)
         closeness = {c: centroids.similarity(seed, c) or 0.0 for c in strength}
         ranked = sorted(strength, key=lambda c: (-round(strength[c], 2), -closeness[c], c))
+        # a neighbour whose members speak of something else is an association, not support
+        floor = self.config.intents.support_similarity
+        ranked = [c for c in ranked if closeness[c] >= floor]
         return Cluster(seed=seed, members=[seed, *ranked[: MAX_CLUSTER - 1]])
 
     def _closed_since(self, memory: TenantMemory, members: list[str]) -> datetime | None:
@@ -435,7 +438,9 @@ class IntentEmergence:
         fresh = [
             c
             for c in cluster.supporting
-            if c not in existing and not serves_other_goal(memory, c, intent_id)
+            if c not in existing
+            and not serves_other_goal(memory, c, intent_id)
+            and self._coherent(memory, c, existing)
         ][:room]
         themes = {
             e.dst for kind in EVIDENCE_KINDS for e in graph.out_edges(scope.event_node_id, kind)
@@ -485,6 +490,17 @@ class IntentEmergence:
             intent_id=intent_id,
             density=round(cluster.density, 3),
             new_support=len(fresh),
+        )
+
+    def _coherent(self, memory: TenantMemory, concept: str, goal_concepts: set[str]) -> bool:
+        """Whether the concept's members are about what the goal's concepts are about (topic
+        centroids close): only such a concept joins an open intent as support."""
+        if not goal_concepts:
+            return True
+        centroids = memory.index(TOPIC)
+        floor = self.config.intents.support_similarity
+        return any(
+            (centroids.similarity(concept, other) or 0.0) >= floor for other in goal_concepts
         )
 
     # ---------------------------------------------------------------- lifecycle
