@@ -77,6 +77,7 @@ from topologies.intent_boundaries import (
     goal_of,
     last_evidence,
     overdue,
+    same_goal,
     serves_other_goal,
     track,
 )
@@ -187,9 +188,11 @@ class IntentEmergence:
                     handled.add(existing)
                     covered.update(cluster.members)
                 continue
-            intent_id = self._maybe_emit(memory, scope, cluster)
-            if intent_id is not None:
-                created.append(intent_id)
+            outcome = self._maybe_emit(memory, scope, cluster)
+            if outcome is not None:
+                intent_id, new = outcome
+                if new:
+                    created.append(intent_id)
                 handled.add(intent_id)
                 covered.update(cluster.members)
         self.expire(memory, scope)
@@ -309,7 +312,11 @@ class IntentEmergence:
             return "general"
         return min(counts, key=lambda c: (-counts[c], -weight[c], c))
 
-    def _maybe_emit(self, memory: TenantMemory, scope: FoldScope, cluster: Cluster) -> str | None:
+    def _maybe_emit(
+        self, memory: TenantMemory, scope: FoldScope, cluster: Cluster
+    ) -> tuple[str, bool] | None:
+        """The intent the cluster crystallises into (created True), or the pending intent of
+        the same goal it reinforced (created False); None when it is no goal yet."""
         cfg = self.config.intents
         density = cluster.density
         threshold = self.threshold(memory, cluster.category)
@@ -320,8 +327,19 @@ class IntentEmergence:
         if cluster.goal.score < cfg.goal_min_score:  # a topic, not a goal
             return None
         deadlines = self._deadlines(memory, cluster, scope.now)
+        deadline = _anchor(deadlines[0]) if deadlines else None
+        evidence = sorted(cluster.event_ids)
+        title = self.namer.title_intent(
+            memory, evidence, deadline, cluster.supporting[:MAX_SUPPORT]
+        )
+        twin = same_goal(memory, self.namer.goal_words(title), evidence, self._goal_words)
+        if twin is not None:  # the goal of a pending intent, reached through other concepts
+            self._reinforce(memory, scope, twin, cluster)
+            return twin, False
         ref = f"intent.{cluster.seed}"
-        plan = self._creation_plan(memory, scope, cluster, ref, (density, threshold), deadlines)
+        plan = self._creation_plan(
+            memory, scope, cluster, ref, (density, threshold), deadlines, title
+        )
         self.executor.apply(memory, plan, scope)
         intent_id = scope.ref_ids[ref]
         track(memory, intent_id, cfg)
@@ -335,7 +353,10 @@ class IntentEmergence:
             threshold=round(threshold, 3),
             supporting=len(cluster.supporting),
         )
-        return intent_id
+        return intent_id, True
+
+    def _goal_words(self, node: Node) -> frozenset[str]:
+        return self.namer.goal_words(node.title)
 
     def _creation_plan(
         self,
@@ -345,6 +366,7 @@ class IntentEmergence:
         ref: str,
         measured: tuple[float, float],
         deadlines: list[Node],
+        title: str,
     ) -> UpdatePlan:
         assert scope.event_node_id is not None
         density, threshold = measured
@@ -359,7 +381,7 @@ class IntentEmergence:
             AddNode(
                 ref=ref,
                 kind=NodeKind.INTENT,
-                title=self.namer.title_intent(memory, evidence, deadline, support),
+                title=title,
                 text=self.namer.describe_intent(
                     memory, evidence, support, deadline, self._deadline_source(memory, deadlines)
                 ),

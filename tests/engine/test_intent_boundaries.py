@@ -47,7 +47,7 @@ CHATTER = {  # the same themes, talked about
 def engine_with(**intents: float) -> FoldEngine:
     config = EngineConfig()
     config = config.model_copy(update={"intents": config.intents.model_copy(update=intents)})
-    return FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(SCRIPT), config)
+    return FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(dict(SCRIPT)), config)
 
 
 def event(event_id: str, text: str, days: float, source: str = "note") -> RawEvent:
@@ -208,6 +208,37 @@ async def test_a_linked_theme_about_something_else_does_not_support_the_goal() -
     assert "Cooking" not in await supporting_labels(support_similarity=0.3)
     # the rule is what keeps it out: without it the association makes it a support
     assert "Cooking" in await supporting_labels(support_similarity=-1.0)
+
+
+async def test_the_same_goal_reached_through_other_concepts_reinforces_the_pending_intent() -> None:
+    engine = engine_with()
+    # no completion links: the second set of concepts is not linked to the first at all, as
+    # when an embedder sees no likeness between the two (the hashing embedder)
+    engine.config.consolidation.completion_similarity = 1.01
+    script = engine.planner.script  # type: ignore[attr-defined]
+    script["office"] = Step(["Passport office"], category="admin")
+    script["office-2"] = Step(["Passport office", "Photo booth"], category="admin")
+    script["office-3"] = Step(["Photo booth"], category="admin")
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *trip(GOAL))
+    (intent,) = intents(memory)
+    more = [
+        event(
+            "office",
+            "Passport office appointment booked for 12 Nov, bring the old passport for the "
+            "Lisbon trip",
+            5,
+            "email",
+        ),
+        event("office-2", "I need to get biometric photos for the passport before 12 Nov", 6),
+        event("office-3", "Photo booth at the passport office: I'll go on 11 Nov", 7, "calendar"),
+    ]
+    results = await fold(engine, memory, *more)
+    # the titles share the passport, the evidence the Lisbon trip: one goal, no second intent
+    assert [m for r in results for m in r.messages] == []
+    assert intents(memory) == [intent]
+    booth = concept_id(memory, "Photo booth")
+    assert memory.graph.edge(booth, intent, EdgeKind.TRIGGERS) is not None
 
 
 # --------------------------------------------------------------------------- expiry

@@ -392,6 +392,17 @@ class Namer:
         """Why ``label`` is not a folder name (a short noun phrase), None when it is one."""
         return label_problem(label, self.parser.parse(label.strip()), names)
 
+    def goal_words(self, title: str) -> frozenset[str]:
+        """Lemmas of the nouns of an intent title (without its deadline): what the goal is
+        about ("Get a new passport" and "Passport application": {"passport"})."""
+        text = without_deadline(title).strip()
+        doc = self.parser.parse(text[:1].lower() + text[1:])
+        return frozenset(
+            token.lemma_.lower()
+            for token in doc
+            if token.pos_ in ("NOUN", "PROPN") and token.lower_ not in STOPWORDS
+        )
+
     def title_problem(self, title: str) -> str | None:
         """Why ``title`` is not a to-do item (an action and its object), None when it is."""
         text = without_deadline(title).strip()
