@@ -17,7 +17,8 @@ sends is a goal the person has, once:
   photo appointment). A would-be intent whose title names the same thing as a pending intent's
   (a noun in common: "Get a new passport", "Passport application") and whose evidence shares
   an event or a named entity with it (``same_goal``) is that goal: it reinforces the pending
-  intent and nothing is emitted.
+  intent and nothing is emitted. The same holds for a goal resolved within the stale horizon:
+  talk about the party after the party is no new goal.
 - **Stale intents expire.** A pending intent whose goal got no new evidence (an event with a
   goal cue) for ``stale_after_days``, or whose deadline passed ``deadline_grace_days`` ago with
   no evidence since, moves to ``expired``, emitted as a status change like any other. The
@@ -87,18 +88,36 @@ def same_goal(
     words: frozenset[str],
     event_ids: Iterable[str],
     words_of: Callable[[Node], frozenset[str]],
+    concepts: Iterable[str] = (),
+    resolved_since: datetime | None = None,
 ) -> str | None:
-    """The pending intent this would-be intent duplicates (see the module doc): its title's
-    nouns (``words_of``) share one of ``words`` and its evidence shares an event or a named
-    entity with ``event_ids``; None when there is none. Reads the pending intents only."""
+    """The pending intent this would-be intent duplicates (see the module doc), or the intent
+    resolved after ``resolved_since`` that one of ``concepts`` triggers and that it repeats
+    (what is said about a goal after it was reached is no new goal): its title's nouns
+    (``words_of``) share one of ``words`` and its evidence shares an event or a named entity
+    with ``event_ids``; None when there is none. Reads the pending intents and the intents
+    the concepts trigger only."""
     if not words:
         return None
     graph = memory.graph
     events = {e for e in event_ids if e in graph}
     entities: set[str] | None = None  # read only when a title shares a noun
-    for intent_id in sorted(memory.meta.get(DUE_KEY) or {}):
+    candidates = dict.fromkeys(sorted(memory.meta.get(DUE_KEY) or {}))
+    if resolved_since is not None:
+        for concept in concepts:
+            candidates.update(
+                dict.fromkeys(graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS))
+            )
+    for intent_id in candidates:
         node = graph.get(intent_id)
-        if node is None or node.kind != NodeKind.INTENT or node.status != IntentStatus.PENDING:
+        if node is None or node.kind != NodeKind.INTENT:
+            continue
+        reached = (
+            node.status == IntentStatus.RESOLVED
+            and resolved_since is not None
+            and node.updated_at >= resolved_since
+        )
+        if node.status != IntentStatus.PENDING and not reached:
             continue
         if not words & words_of(node):
             continue
