@@ -83,6 +83,7 @@ from topologies.intent_boundaries import (
     converges,
     goal_evidence,
     goal_of,
+    intent_evidence,
     last_evidence,
     overdue,
     same_goal,
@@ -90,7 +91,7 @@ from topologies.intent_boundaries import (
     track,
 )
 from topologies.memory import TOPIC, TenantMemory
-from topologies.naming import Namer, redate, with_deadline
+from topologies.naming import Namer, next_naming, redate, with_deadline
 from topologies.scope import FoldScope
 from topologies.text import find_dates
 
@@ -107,6 +108,7 @@ MAX_DEADLINES = 3  # DEADLINE_FOR edges written per intent
 OLDER_RUN = 16  # consecutive evidence events before the window that end a concept's scan
 MAX_TIME_SCAN = 32  # most recent TIME anchors read per concept or event for a deadline
 MIN_EVIDENCE_EVENTS = 2  # distinct events behind an intent
+TITLED_AT_ATTR = "titled_at"  # INTENT attrs: evidence events when the title was last chosen
 MIN_NAMING = 2  # events naming a day ahead that make it a date the goal keeps pointing at
 MAX_NOTES = 20
 
@@ -413,6 +415,7 @@ class IntentEmergence:
                     "seed": cluster.seed,
                     "goal_score": round(cluster.goal.score, 6),
                     LAST_EVIDENCE_ATTR: scope.now.isoformat(),
+                    TITLED_AT_ATTR: len(evidence),
                 },
                 reasoning=reasoning,
                 grounded_in=[scope.event_node_id, *support],
@@ -548,12 +551,16 @@ class IntentEmergence:
         attrs: dict[str, object] = {"density": round(cluster.density, 6)}
         if cached_signals(event).any:  # an event that moves the goal: it is not stale
             attrs[LAST_EVIDENCE_ATTR] = scope.now.isoformat()
+        title = None if new_deadline is None else with_deadline(intent.title, new_deadline)
+        retitled = self._retitle(memory, intent, new_deadline or intent.deadline, attrs)
+        if retitled is not None:
+            title = retitled
         ops.append(
             UpdateNode(
                 id=intent_id,
                 deadline=new_deadline,
                 # the title and description name the deadline: keep them in step with it
-                title=None if new_deadline is None else with_deadline(intent.title, new_deadline),
+                title=None if title == intent.title else title,
                 text=None if new_deadline is None else redate(intent.text, new_deadline),
                 attrs=attrs,
                 reasoning="reinforced by a new event",
@@ -568,6 +575,32 @@ class IntentEmergence:
             density=round(cluster.density, 3),
             new_support=len(fresh),
         )
+
+    def _retitle(
+        self,
+        memory: TenantMemory,
+        intent: Node,
+        deadline: datetime | None,
+        attrs: dict[str, object],
+    ) -> str | None:
+        """The title from the intent's evidence as it stands, at growth milestones of the
+        evidence (``next_naming``: its size doubled since the last titling), so a goal first
+        seen in its opening step ("Locate the leak") is named for what the evidence came to
+        say; None between milestones or when the new one states no action. Records the
+        milestone in ``attrs``."""
+        evidence = intent_evidence(memory, intent.id)
+        titled_at = intent.attrs.get(TITLED_AT_ATTR)
+        if not isinstance(titled_at, int):
+            attrs[TITLED_AT_ATTR] = len(evidence)
+            return None
+        if len(evidence) < next_naming(titled_at):
+            return None
+        attrs[TITLED_AT_ATTR] = len(evidence)
+        support = memory.graph.recent_sources(intent.id, EdgeKind.TRIGGERS, MAX_SUPPORT)
+        title = self.namer.title_intent(memory, sorted(evidence), deadline, support)
+        # a new name only when it states what to do: a topic ("Treptower park") that the
+        # grown evidence is also about is no better goal than the action it had
+        return title if self.namer.states_action(title) else None
 
     @staticmethod
     def _goes_on(
