@@ -1,4 +1,5 @@
-"""An intent's date is the goal's own date, and a goal seen reached leaves pending (issue 11)."""
+"""An intent's date is the goal's own date, its title follows its evidence, and a goal seen
+reached leaves pending (issue 11)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from fold_helpers import ScriptedPlanner, Step
 from schemas.events import RawEvent
 from schemas.graph import Node, NodeKind
 from schemas.intents import IntentMessage, IntentStatus
+from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine, FoldResult
 from topologies.memory import TenantMemory
@@ -26,7 +28,9 @@ def event(event_id: str, text: str, at: datetime, source: str) -> RawEvent:
 async def fold(
     script: dict[str, Step], events: list[RawEvent]
 ) -> tuple[TenantMemory, list[IntentMessage]]:
-    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script))
+    config = EngineConfig()  # one theme stays one concept here: no split of its members
+    config.topics.split_min_members = 1000
+    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
     memory = engine.new_memory("alice")
     results: list[FoldResult] = [await engine.fold(memory, e) for e in events]
     return memory, [m for r in results for m in r.messages]
@@ -88,3 +92,24 @@ async def test_a_step_done_on_its_day_does_not_resolve_a_goal_that_goes_on() -> 
     script, events = party(("Thank you all! The voucher I'll send by 20 Nov", PARTY))
     memory, _ = await fold(script, events)
     assert the_intent(memory).status == IntentStatus.PENDING
+
+
+# ------------------------------------------------------------------------ titles
+async def test_a_goal_first_seen_in_its_opening_step_is_renamed_as_its_evidence_grows() -> None:
+    texts = [
+        ("w-0", "Water stain on the bathroom ceiling: please locate the leak by 11 Nov", "email"),
+        ("w-1", "Plumber booked for 11 Nov to locate the leak", "calendar"),
+        ("w-2", "I need to make sure someone is home on 11 Nov for the plumber", "note"),
+        ("w-3", "Leak found upstairs. The ceiling must be repaired before 18 Dec", "chat"),
+        ("w-4", "I'll get the bathroom ceiling repaired before 18 Dec", "note"),
+        ("w-5", "Painter booked: the bathroom ceiling will be repaired on 7 Dec", "email"),
+        ("w-6", "We need to get the bathroom ceiling repaired before we travel on 18 Dec", "email"),
+        ("w-7", "Reminder: the bathroom ceiling repair on 7 Dec", "calendar"),
+        ("w-8", "Asked the landlord again: the ceiling must be repaired before 18 Dec", "email"),
+    ]
+    script = {i: Step(["Bathroom ceiling"], category="home") for i, _, _ in texts}
+    events = [event(i, t, T0 + timedelta(days=n), s) for n, (i, t, s) in enumerate(texts)]
+    memory, messages = await fold(script, events)
+    assert [m.intent.title for m in messages if m.type == "intent.created"] == ["Locate the leak"]
+    # the evidence doubled since: named for what it came to say
+    assert the_intent(memory).title.startswith("Get the ceiling repaired")
