@@ -404,7 +404,11 @@ class IntentEmergence:
                 kind=NodeKind.INTENT,
                 title=title,
                 text=self.namer.describe_intent(
-                    memory, evidence, support, deadline, self._deadline_source(memory, deadlines)
+                    memory,
+                    evidence,
+                    support,
+                    deadline,
+                    self._deadline_source(memory, deadlines, cluster.event_ids),
                 ),
                 category=cluster.category,
                 deadline=deadline,
@@ -433,8 +437,12 @@ class IntentEmergence:
         return UpdatePlan(ops=ops, planner="intent-emergence", notes=reasoning)
 
     @staticmethod
-    def _deadline_source(memory: TenantMemory, deadlines: list[Node]) -> str | None:
-        """The earliest EVENT the nearest deadline anchors (where the date was read)."""
+    def _deadline_source(
+        memory: TenantMemory, deadlines: list[Node], evidence: set[str]
+    ) -> str | None:
+        """The earliest EVENT the goal's deadline anchors (where the date was read), among
+        the goal's evidence when any of it does (a date shared with another goal, the flight,
+        is cited from this goal's own events)."""
         if not deadlines:
             return None
         graph = memory.graph
@@ -443,6 +451,8 @@ class IntentEmergence:
             for e in graph.out_edges(deadlines[0].id, EdgeKind.DEADLINE_FOR)
             if graph.node(e.dst).kind == NodeKind.EVENT
         ]
+        own = [n for n in events if n.id in evidence]
+        events = own or events
         events.sort(key=lambda n: (n.ts or n.created_at, n.id))
         return events[0].id if events else None
 
