@@ -51,6 +51,10 @@ class IntentConfig(BaseModel):
     # topologies/intent_boundaries.py: goals only, one intent per goal, stale ones expire
     goal_min_score: float = 1.0  # GoalEvidence.score a cluster needs to become an intent
     duplicate_overlap: float = 0.5  # share of evidence on an intent's concepts: same goal
+    # a concept supports a goal only when its members are about the same thing as the goal's
+    # own concepts: topic-centroid cosine (topologies/topics.py; for MiniLM one theme's events
+    # score 0.35-0.6, two themes of one person 0.0-0.25): an association alone is not enough
+    support_similarity: float = 0.2
     stale_after_days: float = 30.0  # pending with no new goal evidence this long: expired
     deadline_grace_days: float = 7.0  # pending this long past its deadline: expired
 

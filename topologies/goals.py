@@ -13,6 +13,11 @@ calendar entry, a formal email, a chat message):
 - **a problem**: something broken, failing, late, hurting, blocked or complained about. Once
   is an incident; coming back on other days, it is a problem the person keeps returning to.
 
+One more cue says a goal was reached: **done** ("sent", "submitted", "paid", "finished",
+"went well", "thank you all"). Intent emergence reads it only in an event about an intent's
+goal dated on or after the intent's deadline (``topologies/intents.py``): the occasion has
+come and the evidence says it happened, so the intent is resolved.
+
 ``event_signals`` reads one event (a few regular expressions over a bounded text); the engine
 computes it once, at ingest, and keeps it with the EVENT node (``attrs["goal_cues"]``, like the
 content fingerprint), so intent emergence reads cues without parsing text again
@@ -54,6 +59,14 @@ _PROBLEM = re.compile(
     re.IGNORECASE,
 )
 
+_DONE = re.compile(
+    r"\b(?:done|finished|completed|sent|submitted|filed|delivered|paid|signed|"
+    r"handed (?:in|over)|took place|went (?:well|great|fine|smoothly)|was (?:great|a success)|"
+    r"(?:we|i) (?:did it|made it|got it|finished|passed)|passed|thanks? (?:you )?(?:all|everyone|"
+    r"so much)|thank you)\b",
+    re.IGNORECASE,
+)
+
 
 @dataclass(frozen=True)
 class Signals:
@@ -63,6 +76,7 @@ class Signals:
     deadline: bool = False  # a deadline cue precedes a date ahead
     commitment: bool = False
     problem: bool = False
+    done: bool = False  # says something was reached or happened (not a goal cue by itself)
 
     @property
     def any(self) -> bool:
@@ -84,6 +98,7 @@ def event_signals(node: Node) -> Signals:
         deadline=deadline,
         commitment=_COMMIT.search(text) is not None,
         problem=_PROBLEM.search(text) is not None,
+        done=_DONE.search(text) is not None,
     )
 
 
@@ -97,6 +112,7 @@ def signals_attr(signals: Signals) -> dict[str, object]:
         "deadline": signals.deadline,
         "commitment": signals.commitment,
         "problem": signals.problem,
+        "done": signals.done,
     }
 
 
@@ -111,6 +127,7 @@ def cached_signals(node: Node) -> Signals:
         deadline=bool(stored.get("deadline")),
         commitment=bool(stored.get("commitment")),
         problem=bool(stored.get("problem")),
+        done=bool(stored.get("done")),
     )
 
 

@@ -12,6 +12,13 @@ sends is a goal the person has, once:
   ``IntentConfig.duplicate_overlap`` of its evidence mass E(c) lies on concepts that trigger
   it. Then the existing intent is reinforced (nothing is emitted) or, if it had expired and the
   goal test passes again, brought back to pending (emitted as a status change).
+- **One intent per goal, whatever the embedder.** Concepts are drawn by embedding similarity,
+  so one goal can reach emergence through two sets of concepts (a passport's booking and its
+  photo appointment). A would-be intent whose title names the same thing as a pending intent's
+  (a noun in common: "Get a new passport", "Passport application") and whose evidence shares
+  an event or a named entity with it (``same_goal``) is that goal: it reinforces the pending
+  intent and nothing is emitted. The same holds for a goal resolved within the stale horizon:
+  talk about the party after the party is no new goal.
 - **Stale intents expire.** A pending intent whose goal got no new evidence (an event with a
   goal cue) for ``stale_after_days``, or whose deadline passed ``deadline_grace_days`` ago with
   no evidence since, moves to ``expired``, emitted as a status change like any other. The
@@ -21,12 +28,13 @@ sends is a goal the person has, once:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from schemas.graph import EdgeKind, Node, NodeKind
 from schemas.intents import OPEN_STATUSES, IntentStatus
 from topologies.config import IntentConfig
+from topologies.entities import node_entities
 from topologies.goals import GoalEvidence, cached_signals
 from topologies.memory import TenantMemory
 
@@ -35,6 +43,8 @@ LAST_EVIDENCE_ATTR = "last_evidence"  # INTENT attrs: stream time of its latest 
 MAX_GOAL_EVENTS = 256  # most recent evidence events read for goal cues
 MAX_TRIGGERS = 16  # newest TRIGGERS out-edges read per concept for the intent it serves
 MAX_EXPIRE = 16  # intents expired per fold at most (the rest on the next folds)
+MAX_SAME_GOAL_EVENTS = 64  # evidence events of a pending intent read for shared entities
+NAMED_ENTITY_KINDS = ("name:", "ticket:", "channel:", "thread:")  # what a goal can be about
 MIN_SOURCES = 2  # sources a one-concept goal's evidence must come from
 MIN_SINGLE_EVENTS = 3  # events a one-concept goal's evidence must hold
 TRACKED = frozenset({*OPEN_STATUSES, IntentStatus.EXPIRED})
@@ -73,6 +83,80 @@ def goal_of(
     return None
 
 
+def same_goal(
+    memory: TenantMemory,
+    words: frozenset[str],
+    event_ids: Iterable[str],
+    words_of: Callable[[Node], frozenset[str]],
+    concepts: Iterable[str] = (),
+    resolved_since: datetime | None = None,
+) -> str | None:
+    """The pending intent this would-be intent duplicates (see the module doc), or the intent
+    resolved after ``resolved_since`` that one of ``concepts`` triggers and that it repeats
+    (what is said about a goal after it was reached is no new goal): its title's nouns
+    (``words_of``) share one of ``words`` and its evidence shares an event or a named entity
+    with ``event_ids``; None when there is none. Reads the pending intents and the intents
+    the concepts trigger only."""
+    if not words:
+        return None
+    graph = memory.graph
+    events = {e for e in event_ids if e in graph}
+    entities: set[str] | None = None  # read only when a title shares a noun
+    candidates = dict.fromkeys(sorted(memory.meta.get(DUE_KEY) or {}))
+    if resolved_since is not None:
+        for concept in concepts:
+            candidates.update(
+                dict.fromkeys(graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS))
+            )
+    for intent_id in candidates:
+        node = graph.get(intent_id)
+        if node is None or node.kind != NodeKind.INTENT:
+            continue
+        reached = (
+            node.status == IntentStatus.RESOLVED
+            and resolved_since is not None
+            and node.updated_at >= resolved_since
+        )
+        if node.status != IntentStatus.PENDING and not reached:
+            continue
+        if not words & words_of(node):
+            continue
+        theirs = intent_evidence(memory, intent_id)
+        if events & theirs:
+            return node.id
+        if entities is None:
+            entities = _named_entities(memory, events)
+        if entities & _named_entities(memory, theirs):
+            return node.id
+    return None
+
+
+def intent_evidence(memory: TenantMemory, intent_id: str) -> set[str]:
+    """EVENT nodes grounding or reinforcing the intent or a concept that triggers it (the
+    most recently attached, bounded)."""
+    graph = memory.graph
+    holders = [intent_id, *graph.recent_sources(intent_id, EdgeKind.TRIGGERS, MAX_TRIGGERS)]
+    found: set[str] = set()
+    for holder in holders:
+        for kind in (EdgeKind.GROUNDS, EdgeKind.REINFORCES):
+            for src in graph.recent_sources(holder, kind, MAX_SAME_GOAL_EVENTS):
+                node = graph.get(src)
+                if node is not None and node.kind == NodeKind.EVENT:
+                    found.add(src)
+    return found
+
+
+def _named_entities(memory: TenantMemory, event_ids: Iterable[str]) -> set[str]:
+    graph = memory.graph
+    nodes = sorted((graph.node(e) for e in event_ids), key=lambda n: n.id)
+    return {
+        entity
+        for node in nodes[:MAX_SAME_GOAL_EVENTS]
+        for entity in node_entities(node)
+        if entity.startswith(NAMED_ENTITY_KINDS)
+    }
+
+
 def converges(memory: TenantMemory, event_ids: Iterable[str]) -> bool:
     """Whether evidence events of one theme come from several sources (a calendar entry, an
     email and a note about one thing): the single-concept form of converging evidence."""
@@ -87,8 +171,8 @@ def serves_other_goal(memory: TenantMemory, concept: str, intent_id: str | None)
     """Whether the concept already triggers another open intent (a theme supports one goal at
     a time: reinforcing an intent does not pull in another goal's concepts)."""
     graph = memory.graph
-    for intent_id in graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS):
-        other = graph.get(intent_id)
+    for target in graph.recent_targets(concept, EdgeKind.TRIGGERS, MAX_TRIGGERS):
+        other = graph.get(target)
         if other is not None and other.id != intent_id and other.status in OPEN_STATUSES:
             return True
     return False

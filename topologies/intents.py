@@ -35,6 +35,14 @@ per theme at a time), at most ``MAX_SUPPORT`` concepts support one. If a *closed
 counts, so a resolved goal does not re-emerge from the evidence that produced it. Pending
 intents past their due time expire (``IntentEmergence.expire``, every fold, bounded).
 
+Deadline: the day the goal's own events (its seed theme's, and those attached to the intent)
+name most often in their words, then one named after a deadline cue, then the one named first
+(``_deadlines``): the race, not the bib pickup the day before it. A goal is *reached* when an
+event about it, dated on or after its deadline's day, says something happened or was done
+(``goals.Signals.done``) and the goal's events plan for no later day: the intent is resolved
+(emitted as a status change; no threshold feedback, the person judged nothing). A deadline
+passed earlier today stays until the day is over, so the evening's evidence still finds it.
+
 Category: the most common ``category`` among ``S`` (ties: more evidence, then the name;
 default ``"general"``). Threshold ``theta[category]`` lives in ``memory.meta`` under
 ``intent_threshold:<category>``, starting at ``initial_threshold``; EMA updates with
@@ -54,9 +62,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 import structlog
 
@@ -67,7 +75,7 @@ from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.executor import PlanExecutor
-from topologies.goals import GoalEvidence, cached_signals
+from topologies.goals import MAX_TEXT, GoalEvidence, cached_signals
 from topologies.graph import MemoryGraph, decayed_weight
 from topologies.intent_boundaries import (
     LAST_EVIDENCE_ATTR,
@@ -75,14 +83,17 @@ from topologies.intent_boundaries import (
     converges,
     goal_evidence,
     goal_of,
+    intent_evidence,
     last_evidence,
     overdue,
+    same_goal,
     serves_other_goal,
     track,
 )
 from topologies.memory import TOPIC, TenantMemory
-from topologies.naming import Namer, redate, with_deadline
+from topologies.naming import Namer, next_naming, redate, with_deadline
 from topologies.scope import FoldScope
+from topologies.text import find_dates
 
 __all__ = ["Cluster", "IntentEmergence", "evidence_event_ids", "intent_view", "with_deadline"]
 
@@ -97,6 +108,8 @@ MAX_DEADLINES = 3  # DEADLINE_FOR edges written per intent
 OLDER_RUN = 16  # consecutive evidence events before the window that end a concept's scan
 MAX_TIME_SCAN = 32  # most recent TIME anchors read per concept or event for a deadline
 MIN_EVIDENCE_EVENTS = 2  # distinct events behind an intent
+TITLED_AT_ATTR = "titled_at"  # INTENT attrs: evidence events when the title was last chosen
+MIN_NAMING = 2  # events naming a day ahead that make it a date the goal keeps pointing at
 MAX_NOTES = 20
 
 CLUSTER_EDGES = frozenset(
@@ -187,9 +200,11 @@ class IntentEmergence:
                     handled.add(existing)
                     covered.update(cluster.members)
                 continue
-            intent_id = self._maybe_emit(memory, scope, cluster)
-            if intent_id is not None:
-                created.append(intent_id)
+            outcome = self._maybe_emit(memory, scope, cluster)
+            if outcome is not None:
+                intent_id, new = outcome
+                if new:
+                    created.append(intent_id)
                 handled.add(intent_id)
                 covered.update(cluster.members)
         self.expire(memory, scope)
@@ -223,6 +238,9 @@ class IntentEmergence:
         centroids = memory.index(TOPIC)
         closeness = {c: centroids.similarity(seed, c) or 0.0 for c in strength}
         ranked = sorted(strength, key=lambda c: (-round(strength[c], 2), -closeness[c], c))
+        # a neighbour whose members speak of something else is an association, not support
+        floor = self.config.intents.support_similarity
+        ranked = [c for c in ranked if closeness[c] >= floor]
         return Cluster(seed=seed, members=[seed, *ranked[: MAX_CLUSTER - 1]])
 
     def _closed_since(self, memory: TenantMemory, members: list[str]) -> datetime | None:
@@ -306,7 +324,11 @@ class IntentEmergence:
             return "general"
         return min(counts, key=lambda c: (-counts[c], -weight[c], c))
 
-    def _maybe_emit(self, memory: TenantMemory, scope: FoldScope, cluster: Cluster) -> str | None:
+    def _maybe_emit(
+        self, memory: TenantMemory, scope: FoldScope, cluster: Cluster
+    ) -> tuple[str, bool] | None:
+        """The intent the cluster crystallises into (created True), or the pending intent of
+        the same goal it reinforced (created False); None when it is no goal yet."""
         cfg = self.config.intents
         density = cluster.density
         threshold = self.threshold(memory, cluster.category)
@@ -317,8 +339,28 @@ class IntentEmergence:
         if cluster.goal.score < cfg.goal_min_score:  # a topic, not a goal
             return None
         deadlines = self._deadlines(memory, cluster, scope.now)
+        deadline = _anchor(deadlines[0]) if deadlines else None
+        evidence = sorted(cluster.event_ids)
+        title = self.namer.title_intent(
+            memory, evidence, deadline, cluster.supporting[:MAX_SUPPORT]
+        )
+        twin = same_goal(
+            memory,
+            self.namer.goal_words(title),
+            evidence,
+            self._goal_words,
+            cluster.supporting,
+            scope.now - timedelta(days=cfg.stale_after_days),
+        )
+        if twin is not None and memory.graph.node(twin).status == IntentStatus.PENDING:
+            self._reinforce(memory, scope, twin, cluster)  # reached through other concepts
+            return twin, False
+        if twin is not None:  # a goal reached lately: what follows it is no new goal
+            return None
         ref = f"intent.{cluster.seed}"
-        plan = self._creation_plan(memory, scope, cluster, ref, (density, threshold), deadlines)
+        plan = self._creation_plan(
+            memory, scope, cluster, ref, (density, threshold), deadlines, title
+        )
         self.executor.apply(memory, plan, scope)
         intent_id = scope.ref_ids[ref]
         track(memory, intent_id, cfg)
@@ -332,7 +374,10 @@ class IntentEmergence:
             threshold=round(threshold, 3),
             supporting=len(cluster.supporting),
         )
-        return intent_id
+        return intent_id, True
+
+    def _goal_words(self, node: Node) -> frozenset[str]:
+        return self.namer.goal_words(node.title)
 
     def _creation_plan(
         self,
@@ -342,6 +387,7 @@ class IntentEmergence:
         ref: str,
         measured: tuple[float, float],
         deadlines: list[Node],
+        title: str,
     ) -> UpdatePlan:
         assert scope.event_node_id is not None
         density, threshold = measured
@@ -356,9 +402,13 @@ class IntentEmergence:
             AddNode(
                 ref=ref,
                 kind=NodeKind.INTENT,
-                title=self.namer.title_intent(memory, evidence, deadline, support),
+                title=title,
                 text=self.namer.describe_intent(
-                    memory, evidence, support, deadline, self._deadline_source(memory, deadlines)
+                    memory,
+                    evidence,
+                    support,
+                    deadline,
+                    self._deadline_source(memory, deadlines, cluster.event_ids),
                 ),
                 category=cluster.category,
                 deadline=deadline,
@@ -369,6 +419,7 @@ class IntentEmergence:
                     "seed": cluster.seed,
                     "goal_score": round(cluster.goal.score, 6),
                     LAST_EVIDENCE_ATTR: scope.now.isoformat(),
+                    TITLED_AT_ATTR: len(evidence),
                 },
                 reasoning=reasoning,
                 grounded_in=[scope.event_node_id, *support],
@@ -386,8 +437,12 @@ class IntentEmergence:
         return UpdatePlan(ops=ops, planner="intent-emergence", notes=reasoning)
 
     @staticmethod
-    def _deadline_source(memory: TenantMemory, deadlines: list[Node]) -> str | None:
-        """The earliest EVENT the nearest deadline anchors (where the date was read)."""
+    def _deadline_source(
+        memory: TenantMemory, deadlines: list[Node], evidence: set[str]
+    ) -> str | None:
+        """The earliest EVENT the goal's deadline anchors (where the date was read), among
+        the goal's evidence when any of it does (a date shared with another goal, the flight,
+        is cited from this goal's own events)."""
         if not deadlines:
             return None
         graph = memory.graph
@@ -396,21 +451,32 @@ class IntentEmergence:
             for e in graph.out_edges(deadlines[0].id, EdgeKind.DEADLINE_FOR)
             if graph.node(e.dst).kind == NodeKind.EVENT
         ]
+        own = [n for n in events if n.id in evidence]
+        events = own or events
         events.sort(key=lambda n: (n.ts or n.created_at, n.id))
         return events[0].id if events else None
 
-    def _deadlines(self, memory: TenantMemory, cluster: Cluster, now: datetime) -> list[Node]:
+    def _deadlines(
+        self, memory: TenantMemory, cluster: Cluster, now: datetime, extra: Iterable[str] = ()
+    ) -> list[Node]:
         """Future TIME anchors attached to the cluster's supporting concepts or its most recent
-        evidence events, soonest first."""
+        evidence events (and ``extra`` events: an open intent's own), the goal's date first.
+
+        The goal's date is the day the goal's own events keep pointing at, read from their
+        words: the day most of them name (the race that the registration, the training notes
+        and the race info all give, not the bib pickup the day before), then one named with a
+        deadline cue ("by", "due", "before"), then the one named first (a goal's date is set
+        with the goal, the steps towards it are planned later: "the crown must be cemented
+        before we fly on 18 Dec", then the preparation and fitting dates), not merely the
+        soonest date."""
         graph = memory.graph
         times = graph.ids(NodeKind.TIME)
+        # the goal's own events: its seed theme's and those attached to the intent itself
+        own = {e for e in (*cluster.events.get(cluster.seed, ()), *extra) if e in graph}
+        events = own | {e for e in cluster.event_ids if e in graph}
         found: dict[str, Node] = {}
-        recent = sorted(
-            (e for e in cluster.event_ids if e in graph),
-            key=lambda e: (graph.node(e).ts or now, e),
-            reverse=True,
-        )[:MAX_TIME_SCAN]
-        for holder in sorted({*cluster.supporting, *recent}):
+        recent = sorted(events, key=lambda e: (graph.node(e).ts or now, e), reverse=True)
+        for holder in sorted({*cluster.supporting, *recent[:MAX_TIME_SCAN]}):
             if holder not in graph:
                 continue
             for other in graph.recent_sources(holder, EdgeKind.DEADLINE_FOR, MAX_TIME_SCAN):
@@ -419,8 +485,20 @@ class IntentEmergence:
                     anchor = _anchor(node)
                     if anchor is not None and anchor >= now:
                         found[other] = node
-        ordered = sorted(found.values(), key=lambda n: (_anchor(n) or now, n.id))
-        return ordered[:MAX_DEADLINES]
+        naming, cued = _named_days(graph, own, now)
+
+        def first_named(day: date) -> float:
+            times = [graph.node(e).ts for e in naming.get(day, ())]
+            return min((t.timestamp() for t in times if t is not None), default=math.inf)
+
+        def rank(node: Node) -> tuple[int, int, float, float, str]:
+            day = _day(node)
+            when = _anchor(node) or now
+            cue = day in cued
+            count = len(naming.get(day, ()))
+            return (-count, -cue, first_named(day), when.timestamp(), node.id)
+
+        return sorted(found.values(), key=rank)[:MAX_DEADLINES]
 
     def _reinforce(
         self, memory: TenantMemory, scope: FoldScope, intent_id: str, cluster: Cluster
@@ -435,12 +513,15 @@ class IntentEmergence:
         fresh = [
             c
             for c in cluster.supporting
-            if c not in existing and not serves_other_goal(memory, c, intent_id)
+            if c not in existing
+            and not serves_other_goal(memory, c, intent_id)
+            and self._coherent(memory, c, existing)
         ][:room]
         themes = {
             e.dst for kind in EVIDENCE_KINDS for e in graph.out_edges(scope.event_node_id, kind)
         }
-        if themes & (existing | set(fresh)):  # the event is about one of the goal's themes
+        about = bool(themes & (existing | set(fresh)))  # the event is about the goal's themes
+        if about:
             ops.append(
                 AddEdge(
                     src=scope.event_node_id,
@@ -449,29 +530,47 @@ class IntentEmergence:
                     reasoning="new evidence for an open intent",
                 )
             )
+        event = graph.node(scope.event_node_id)
+        direct = {
+            src
+            for kind in EVIDENCE_KINDS
+            for src in graph.recent_sources(intent_id, kind, MAX_EVIDENCE_SCAN)
+        }
+        if about and _reached(intent, event) and not self._goes_on(memory, cluster, direct, scope):
+            # the occasion came, the evidence says it happened, and no later date of the goal
+            # is still ahead: the goal was reached
+            self.executor.apply(memory, UpdatePlan(ops=ops, planner="intent-emergence"), scope)
+            note = f"done: {_event_name(event)} ({event.ts.date().isoformat() if event.ts else ''})"
+            self.set_status(memory, scope, intent_id, IntentStatus.RESOLVED, note, feedback=False)
+            log.info("intent_reached", tenant=memory.tenant, intent_id=intent_id)
+            return
         ops.extend(
             AddEdge(src=c, dst=intent_id, kind=EdgeKind.TRIGGERS, reasoning="supporting concept")
             for c in fresh
         )
-        deadlines = self._deadlines(memory, cluster, scope.now)
+        deadlines = self._deadlines(memory, cluster, scope.now, direct)
         new_deadline = _anchor(deadlines[0]) if deadlines else None
         current = intent.deadline
-        if new_deadline is not None and (
-            current is None or current < scope.now or new_deadline < current
-        ):
+        # the goal's date now; a date passed earlier today stays until the day is over, so the
+        # evidence of the evening (the party took place, the review was a go) still finds it
+        today = current is not None and current < scope.now and _same_day(current, scope.now)
+        if new_deadline is not None and new_deadline != current and not today:
             ops.append(AddEdge(src=deadlines[0].id, dst=intent_id, kind=EdgeKind.DEADLINE_FOR))
         else:
             new_deadline = None
         attrs: dict[str, object] = {"density": round(cluster.density, 6)}
-        event = graph.node(scope.event_node_id)
         if cached_signals(event).any:  # an event that moves the goal: it is not stale
             attrs[LAST_EVIDENCE_ATTR] = scope.now.isoformat()
+        title = None if new_deadline is None else with_deadline(intent.title, new_deadline)
+        retitled = self._retitle(memory, intent, new_deadline or intent.deadline, attrs)
+        if retitled is not None:
+            title = retitled
         ops.append(
             UpdateNode(
                 id=intent_id,
                 deadline=new_deadline,
                 # the title and description name the deadline: keep them in step with it
-                title=None if new_deadline is None else with_deadline(intent.title, new_deadline),
+                title=None if title == intent.title else title,
                 text=None if new_deadline is None else redate(intent.text, new_deadline),
                 attrs=attrs,
                 reasoning="reinforced by a new event",
@@ -487,6 +586,64 @@ class IntentEmergence:
             new_support=len(fresh),
         )
 
+    def _retitle(
+        self,
+        memory: TenantMemory,
+        intent: Node,
+        deadline: datetime | None,
+        attrs: dict[str, object],
+    ) -> str | None:
+        """The title from the intent's evidence as it stands, at growth milestones of the
+        evidence (``next_naming``: its size doubled since the last titling), so a goal first
+        seen in its opening step ("Locate the leak") is named for what the evidence came to
+        say; None between milestones or when the new one states no action. Records the
+        milestone in ``attrs``."""
+        evidence = intent_evidence(memory, intent.id)
+        titled_at = intent.attrs.get(TITLED_AT_ATTR)
+        if not isinstance(titled_at, int):
+            attrs[TITLED_AT_ATTR] = len(evidence)
+            return None
+        if len(evidence) < next_naming(titled_at):
+            return None
+        attrs[TITLED_AT_ATTR] = len(evidence)
+        support = memory.graph.recent_sources(intent.id, EdgeKind.TRIGGERS, MAX_SUPPORT)
+        title = self.namer.title_intent(memory, sorted(evidence), deadline, support)
+        # a new name only when it states what to do: a topic ("Treptower park") that the
+        # grown evidence is also about is no better goal than the action it had
+        return title if self.namer.states_action(title) else None
+
+    @staticmethod
+    def _goes_on(
+        memory: TenantMemory, cluster: Cluster, direct: set[str], scope: FoldScope
+    ) -> bool:
+        """Whether the goal's own events (its seed theme's and the intent's) still plan for a
+        later day: named by ``MIN_NAMING`` of them, or by one that commits to it ("will be
+        repaired in the week of 7 Dec"): a step was done (the appointment, the review), the
+        goal goes on (the passport in hand before the flight, the ceiling repaired)."""
+        graph = memory.graph
+        own = {*cluster.events.get(cluster.seed, ()), *direct}
+        naming, cued = _named_days(graph, own, scope.now)
+        today = scope.now.date()
+        for day, events in naming.items():
+            if day <= today:
+                continue
+            if len(events) >= MIN_NAMING or day in cued:
+                return True
+            if any(cached_signals(graph.node(e)).commitment for e in events):
+                return True
+        return False
+
+    def _coherent(self, memory: TenantMemory, concept: str, goal_concepts: set[str]) -> bool:
+        """Whether the concept's members are about what the goal's concepts are about (topic
+        centroids close): only such a concept joins an open intent as support."""
+        if not goal_concepts:
+            return True
+        centroids = memory.index(TOPIC)
+        floor = self.config.intents.support_similarity
+        return any(
+            (centroids.similarity(concept, other) or 0.0) >= floor for other in goal_concepts
+        )
+
     # ---------------------------------------------------------------- lifecycle
     def set_status(
         self,
@@ -495,8 +652,11 @@ class IntentEmergence:
         intent_id: str,
         status: IntentStatus,
         note: str,
+        feedback: bool = True,
     ) -> None:
-        """Move an intent along its lifecycle, keep the note, adapt its category's threshold."""
+        """Move an intent along its lifecycle, keep the note, adapt its category's threshold
+        (``feedback`` False: the engine's own change, such as a goal it saw reached, is no
+        judgement of the person on the intent and leaves the threshold alone)."""
         node = memory.graph.get(intent_id)
         if node is None or node.kind != NodeKind.INTENT or node.status is None:
             raise NotFoundError(f"intent {intent_id!r} not found for tenant {memory.tenant!r}")
@@ -517,7 +677,8 @@ class IntentEmergence:
         )
         self.executor.apply(memory, plan, scope)
         track(memory, node.id, self.config.intents)
-        self._feedback(memory, node, status)
+        if feedback:
+            self._feedback(memory, node, status)
 
     # ---------------------------------------------------------------- staleness
     def expire(self, memory: TenantMemory, scope: FoldScope) -> list[str]:
@@ -649,3 +810,56 @@ def evidence_event_ids(memory: TenantMemory, holders: list[str]) -> list[str]:
 
 def _anchor(node: Node) -> datetime | None:
     return node.deadline or node.ts
+
+
+def _reached(intent: Node, event: Node) -> bool:
+    """The event, about the intent's goal, is dated on or after the goal's deadline day and
+    says something happened or was done: the goal was reached ("Thank you all!" the night of
+    the party, "Form sent" on the filing day)."""
+    if intent.status != IntentStatus.PENDING or intent.deadline is None or event.ts is None:
+        return False
+    due = intent.deadline.astimezone(event.ts.tzinfo) if event.ts.tzinfo else intent.deadline
+    return event.ts.date() >= due.date() and cached_signals(event).done
+
+
+def _event_name(event: Node) -> str:
+    words = " ".join(event.title.split()) or " ".join((event.text or "").split()[:8])
+    return words[:80]
+
+
+def _named_days(
+    graph: MemoryGraph, events: Iterable[str], now: datetime
+) -> tuple[dict[date, set[str]], set[date]]:
+    """Days ahead of ``now`` that the events' own words name (read from their text, the most
+    recent ``MAX_TIME_SCAN`` events): day -> events naming it, and the days named after a
+    deadline cue."""
+    nodes = sorted(
+        (graph.node(e) for e in events if e in graph),
+        key=lambda n: (n.ts or now, n.id),
+        reverse=True,
+    )
+    naming: dict[date, set[str]] = {}
+    cued: set[date] = set()
+    for node in nodes[:MAX_TIME_SCAN]:
+        if node.ts is None:
+            continue
+        text = f"{node.title}\n{node.text}"[:MAX_TEXT]
+        for mention in find_dates(text, node.ts):
+            if mention.when < now:
+                continue
+            day = mention.when.date()
+            naming.setdefault(day, set()).add(node.id)
+            if mention.deadline:
+                cued.add(day)
+    return naming, cued
+
+
+def _same_day(when: datetime, now: datetime) -> bool:
+    local = when.astimezone(now.tzinfo) if now.tzinfo and when.tzinfo else when
+    return local.date() == now.date()
+
+
+def _day(node: Node) -> date:
+    anchor = _anchor(node)
+    assert anchor is not None
+    return anchor.date()

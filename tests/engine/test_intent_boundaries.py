@@ -16,7 +16,7 @@ from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine, FoldResult
 from topologies.goals import GoalEvidence, event_signals
-from topologies.intent_boundaries import DUE_KEY
+from topologies.intent_boundaries import DUE_KEY, serves_other_goal
 from topologies.memory import TenantMemory, event_node_id
 from topologies.scope import FoldScope
 
@@ -47,7 +47,7 @@ CHATTER = {  # the same themes, talked about
 def engine_with(**intents: float) -> FoldEngine:
     config = EngineConfig()
     config = config.model_copy(update={"intents": config.intents.model_copy(update=intents)})
-    return FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(SCRIPT), config)
+    return FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(dict(SCRIPT)), config)
 
 
 def event(event_id: str, text: str, days: float, source: str = "note") -> RawEvent:
@@ -167,6 +167,78 @@ async def test_a_theme_serving_a_goal_is_not_pulled_into_another() -> None:
     for other in set(intents(memory)) - {intent}:
         support = {e.src for e in memory.graph.in_edges(other, EdgeKind.TRIGGERS)}
         assert not support & trip_concepts
+
+
+async def test_a_concept_triggering_an_open_intent_serves_that_goal_and_no_other() -> None:
+    engine = engine_with()
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *trip(GOAL))
+    (intent,) = intents(memory)
+    passport = concept_id(memory, "Passport renewal")
+    assert serves_other_goal(memory, passport, None)  # a would-be new intent may not take it
+    assert serves_other_goal(memory, passport, "i_some_other_intent")
+    assert not serves_other_goal(memory, passport, intent)  # its own goal may
+
+
+async def supporting_labels(**config: float) -> set[str]:
+    """The trip's goal folded after three cooking events, the trip's photo event also landing
+    on the cooking theme (an association): the labels of the intent's supporting concepts."""
+    engine = engine_with(**config)
+    script = engine.planner.script  # type: ignore[attr-defined]
+    cooking = [
+        "Pasta dough: flour and eggs",
+        "Tomato sauce simmering",
+        "Fresh basil pesto",
+        "Risotto needs constant stirring",
+        "Sourdough starter fed",
+    ]
+    for n in range(len(cooking)):
+        script[f"pasta-{n}"] = Step(["Cooking"], category="home")
+    script["photos"] = Step(["Passport renewal", "Lisbon trip", "Cooking"], category="travel")
+    memory = engine.new_memory("alice")
+    pasta = [event(f"pasta-{n}", text, n / 2 - 3) for n, text in enumerate(cooking)]
+    await fold(engine, memory, *pasta, *trip(GOAL))
+    (intent,) = intents(memory)
+    graph = memory.graph
+    return {graph.node(e.src).title for e in graph.in_edges(intent, EdgeKind.TRIGGERS)}
+
+
+async def test_a_linked_theme_about_something_else_does_not_support_the_goal() -> None:
+    # the hashing embedder's topic vectors of two themes sharing one event score about 0.25
+    assert "Cooking" not in await supporting_labels(support_similarity=0.3)
+    # the rule is what keeps it out: without it the association makes it a support
+    assert "Cooking" in await supporting_labels(support_similarity=-1.0)
+
+
+async def test_the_same_goal_reached_through_other_concepts_reinforces_the_pending_intent() -> None:
+    engine = engine_with()
+    # no completion links: the second set of concepts is not linked to the first at all, as
+    # when an embedder sees no likeness between the two (the hashing embedder)
+    engine.config.consolidation.completion_similarity = 1.01
+    script = engine.planner.script  # type: ignore[attr-defined]
+    script["office"] = Step(["Passport office"], category="admin")
+    script["office-2"] = Step(["Passport office", "Photo booth"], category="admin")
+    script["office-3"] = Step(["Photo booth"], category="admin")
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *trip(GOAL))
+    (intent,) = intents(memory)
+    more = [
+        event(
+            "office",
+            "Passport office appointment booked for 12 Nov, bring the old passport for the "
+            "Lisbon trip",
+            5,
+            "email",
+        ),
+        event("office-2", "I need to get biometric photos for the passport before 12 Nov", 6),
+        event("office-3", "Photo booth at the passport office: I'll go on 11 Nov", 7, "calendar"),
+    ]
+    results = await fold(engine, memory, *more)
+    # the titles share the passport, the evidence the Lisbon trip: one goal, no second intent
+    assert [m for r in results for m in r.messages] == []
+    assert intents(memory) == [intent]
+    booth = concept_id(memory, "Photo booth")
+    assert memory.graph.edge(booth, intent, EdgeKind.TRIGGERS) is not None
 
 
 # --------------------------------------------------------------------------- expiry

@@ -34,6 +34,7 @@ from topologies import topics
 from topologies.embedding import Embedder
 from topologies.memory import TenantMemory
 from topologies.naming.labels import UNTITLED, Embed, Matrix, label_problem, rank_labels
+from topologies.naming.occasions import agreed_occasion
 from topologies.naming.phrases import (
     CARRY_VERBS,
     MAX_PARSE_CHARS,
@@ -54,6 +55,7 @@ from topologies.naming.titles import (
     rank_goals,
     title_problem,
     with_deadline,
+    with_occasion,
     without_deadline,
 )
 from topologies.text import STOPWORDS, label_from_texts
@@ -240,8 +242,14 @@ class Namer:
         own = [is_own(n) for n in events]
         anchored = [mentions_day(deadline, n) for n in events]
         analyses = self.parser.analyse_nodes(events)
-        title = self._best_title(analyses, vectors, labels, own, anchored, self.names_of(events))
-        return title or (labels[0] if labels else "Follow up")
+        names = self.names_of(events)
+        title = self._best_title(analyses, vectors, labels, own, anchored, names)
+        if not title:
+            return labels[0] if labels else "Follow up"
+        if deadline is None:
+            return title
+        dated = [n for n, anchor in zip(events, anchored, strict=True) if anchor]
+        return with_occasion(title, agreed_occasion(dated, deadline, self.parser.parse, names))
 
     def _best_title(
         self,
@@ -391,6 +399,25 @@ class Namer:
     def label_problem(self, label: str, names: frozenset[str] = frozenset()) -> str | None:
         """Why ``label`` is not a folder name (a short noun phrase), None when it is one."""
         return label_problem(label, self.parser.parse(label.strip()), names)
+
+    def states_action(self, title: str) -> bool:
+        """Whether the title (without its deadline) starts with an action: a verb in the
+        imperative ("Repaint the bathroom ceiling"), not a noun phrase ("Treptower park")."""
+        text = without_deadline(title).strip()
+        doc = self.parser.parse(text[:1].lower() + text[1:])
+        first = next((t for t in doc if not t.is_punct and not t.is_space), None)
+        return first is not None and first.pos_ == "VERB" and first.tag_ in ("VB", "VBP")
+
+    def goal_words(self, title: str) -> frozenset[str]:
+        """Lemmas of the nouns of an intent title (without its deadline): what the goal is
+        about ("Get a new passport" and "Passport application": {"passport"})."""
+        text = without_deadline(title).strip()
+        doc = self.parser.parse(text[:1].lower() + text[1:])
+        return frozenset(
+            token.lemma_.lower()
+            for token in doc
+            if token.pos_ in ("NOUN", "PROPN") and token.lower_ not in STOPWORDS
+        )
 
     def title_problem(self, title: str) -> str | None:
         """Why ``title`` is not a to-do item (an action and its object), None when it is."""

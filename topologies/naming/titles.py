@@ -75,6 +75,19 @@ def with_deadline(title: str, deadline: datetime) -> str:
     return f"{base} (by {_short_date(deadline)})"
 
 
+def with_occasion(title: str, occasion: str | None) -> str:
+    """The goal set against its occasion ("Get a new passport before the Thailand flight"),
+    unless the title already speaks of it or would grow past a to-do item."""
+    if not occasion:
+        return title
+    words = {w.lower() for w in title.split()} - STOPWORDS
+    if words & ({w.lower() for w in occasion.split()} - STOPWORDS):
+        return title
+    if len(title.split()) + len(occasion.split()) + 2 > MAX_TITLE_WORDS:
+        return title
+    return f"{title} before the {occasion}"
+
+
 def without_deadline(title: str) -> str:
     return _BY_SUFFIX.sub("", title)
 
