@@ -168,6 +168,27 @@ def _is_code(text: str) -> bool:
     return _CODE.fullmatch(text) is not None
 
 
+def _glued_word(token: Any) -> str:
+    """The whitespace-delimited word the token is part of ("socml26-label-free-tta" for
+    "tta"), spaCy splits such words at hyphens and slashes."""
+    doc, start, end = token.doc, token.i, token.i
+    while start > 0 and not doc[start - 1].whitespace_:
+        start -= 1
+    while end < len(doc) - 1 and not doc[end].whitespace_:
+        end += 1
+    return doc[start : end + 1].text
+
+
+def _identifier_piece(token: Any) -> bool:
+    """A piece of an identifier (a file, branch or project name, a slug, a path: a glued word
+    with digits, underscores, slashes or dots between its parts): "tta" of
+    "socml26-label-free-tta" is no word of the person's."""
+    word = _glued_word(token).strip(".,;:!?()[]\"'")
+    if word == token.text or _is_code(word):
+        return False
+    return any(ch.isdigit() or ch in "_/\\" for ch in word) or "." in word.strip(".")
+
+
 def _keepable(token: Any, names: frozenset[str]) -> bool:
     low = token.lower_
     return (
@@ -183,6 +204,7 @@ def _keepable(token: Any, names: frozenset[str]) -> bool:
         and not token.like_num
         and not token.like_email
         and not token.like_url
+        and not _identifier_piece(token)
     )
 
 
