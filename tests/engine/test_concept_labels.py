@@ -40,6 +40,13 @@ def test_a_piece_of_an_identifier_is_no_candidate(parser: PhraseParser) -> None:
     assert not {w for p in found for w in p.split()} & {"tta", "free", "label", "socml26"}
 
 
+def test_a_candidate_keeps_a_hyphenated_word_whole(parser: PhraseParser) -> None:
+    """ "ahead feed delays" of "the day-ahead feed delays" is a fragment."""
+    found = candidates(parser, "The day-ahead feed delays pushed the launch.")
+    assert {"feed delays", "day-ahead feed delays"} <= found
+    assert not any(p.startswith("ahead") for p in found)
+
+
 @pytest.mark.parametrize(
     ("body", "kept"),
     [
@@ -147,3 +154,33 @@ def test_consolidation_keeps_an_intents_description_to_labels_that_exist(
     assert named_labels(memory.graph.node("i1").text) == ["Passport renewal"]
     assert consolidator.redescribe(memory, scope) == 0  # nothing left to change
     memory.commit()
+
+
+def test_a_lone_head_takes_the_modifier_its_members_use_with_it(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """Two of the four members that speak of the claim call it the insurance claim: the
+    folder is "Insurance claim", not the lone, generic "Claim"."""
+    texts = [
+        ("Claim processed", "Your claim has been processed; you may owe the deductible."),
+        ("Statement", "The insurance claim for the anesthesia was processed out of network."),
+        ("Call with the insurer", "They reopened the insurance claim; allow 30 days."),
+        ("Updated benefits", "We reprocessed the claim under the new rules."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Insurance claim"
+
+
+def test_a_lone_head_stays_when_its_phrase_is_one_members_detail(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    texts = [
+        ("Claim processed", "Your claim has been processed; you may owe the deductible."),
+        ("Statement", "The anesthesia claim was processed out of network."),
+        ("Call with the insurer", "They reopened the claim; allow 30 days."),
+        ("Updated benefits", "We reprocessed the claim under the new rules."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Claim"

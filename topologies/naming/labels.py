@@ -47,6 +47,8 @@ RARE_PENALTY = 0.1
 LONE_SHARE = 0.5  # a lone common noun names a folder only when this share of members uses it
 LONE_ZIPF = 4.0  # a lone noun this common is generic ("Group", "Call", "Tooth"), not "Ibuprofen"
 LONE_PENALTY = 0.1  # not for a noun of doing: "Planning", "Hiring" name a folder alone
+MODIFIER_MEMBERS = 2  # members that must say a lone word's phrase for it to replace the word
+MODIFIER_SHARE = 0.5  # ... and this share of the members that use the word
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
 UNTITLED = "Untitled"
@@ -140,6 +142,7 @@ def rank_labels(
     )
     forms = {k: stats.forms[k].most_common(1)[0][0] for k in keys}
     keys = [k for k in keys if not _taken(surface(forms[k], stats.lower_words), taken)]
+    eligible = list(keys)
     doings = _activities(analyses, stats, names, taken, set(keys[:MAX_CANDIDATES]))
     keys = keys[: MAX_CANDIDATES - len(doings)]  # as many phrases embedded as before
     if not keys and not doings:
@@ -191,7 +194,8 @@ def rank_labels(
         scored.append((score, labels[j]))
     scored.sort(key=lambda item: (-item[0], item[1]))
     key_of = dict(zip(labels, [*keys, *(a.key for a in doings)], strict=True))
-    return _maximal(scored, stats, key_of)
+    scored = _maximal(scored, stats, key_of)
+    return _with_modifier(scored, key_of, analyses, stats, eligible, forms)
 
 
 def _cloud(stats: _Stats, names: frozenset[str]) -> list[str]:
@@ -265,6 +269,35 @@ def _maximal(
     if not longer:
         return scored
     best = max(longer, key=lambda label: (len(key_of[label]), label))
+    return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
+
+
+def _with_modifier(
+    scored: list[tuple[float, str]],
+    key_of: dict[str, str],
+    analyses: Sequence[Analysis],
+    stats: _Stats,
+    eligible: Sequence[str],
+    forms: dict[str, str],
+) -> list[tuple[float, str]]:
+    """A lone word at the top takes the modifier or the head most of its members use with
+    it: "Surprise party" rather than "Surprise", "Insurance claim" rather than "Claim", when
+    at least two members, and at least half of those that use the word, say the phrase."""
+    top_score, top = scored[0]
+    word = key_of.get(top, "")
+    if not word or " " in word:
+        return scored
+    users = sum(any(word in key.split() for key in a.keys) for a in analyses)
+    phrases = [
+        key
+        for key in eligible
+        if len(key.split()) == 2
+        and word in key.split()
+        and stats.df[key] >= max(MODIFIER_MEMBERS, MODIFIER_SHARE * users)
+    ]
+    if not phrases:
+        return scored
+    best = surface(forms[max(phrases, key=lambda k: (stats.df[k], k))], stats.lower_words)
     return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
 
 
