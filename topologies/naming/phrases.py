@@ -202,13 +202,13 @@ def _one_hyphen_join(prefix: Sequence[Any]) -> bool:
 
 
 def _identifier_piece(token: Any) -> bool:
-    """A piece of an identifier (a file, branch or project name, a slug, a path: a glued word
-    with digits, underscores, slashes or dots between its parts): "tta" of
-    "socml26-label-free-tta" is no word of the person's."""
+    """A piece of an identifier (a file, branch or project name, a slug: a glued word with
+    digits, underscores or dots between its parts): "tta" of "socml26-label-free-tta" is no
+    word of the person's; "go/no-go" is a word."""
     word = _glued_word(token).strip(".,;:!?()[]\"'")
     if word == token.text or _is_code(word):
         return False
-    return any(ch.isdigit() or ch in "_/\\" for ch in word) or "." in word.strip(".")
+    return any(ch.isdigit() or ch == "_" for ch in word) or "." in word.strip(".")
 
 
 def _keepable(token: Any, names: frozenset[str]) -> bool:
