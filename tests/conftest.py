@@ -1,4 +1,4 @@
-"""Shared fixtures: a deterministic embedder and an event factory."""
+"""Shared fixtures: a deterministic embedder, the real MiniLM one and an event factory."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from schemas.events import RawEvent
 from topologies.config import EngineConfig
-from topologies.embedding import HashingEmbedder
+from topologies.embedding import Embedder, HashingEmbedder
 from topologies.vector_index import use_single_thread
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -26,6 +26,21 @@ def _faiss_single_thread() -> None:
 @pytest.fixture
 def embedder() -> HashingEmbedder:
     return HashingEmbedder(dim=256)
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Embedder:
+    """The real MiniLM embedder (int8 ONNX, one thread, vectors cached), for the tests that
+    measure meaning; skipped where the model packages are not installed."""
+    from topologies.embedding import MiniLmOnnxEmbedder
+
+    try:
+        MiniLmOnnxEmbedder.default_paths()
+    except Exception as exc:  # the model packages are optional in some environments
+        pytest.skip(f"MiniLM model not installed: {exc}")
+    from benchmarks.common import CachingEmbedder
+
+    return CachingEmbedder(MiniLmOnnxEmbedder(threads=1))
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ from topologies.executor import PlanExecutor
 from topologies.graph import decayed_weight
 from topologies.memory import TOPIC, TenantMemory
 from topologies.naming import Namer
+from topologies.naming.descriptions import relabelled
 from topologies.scope import FoldScope
 
 log = structlog.get_logger(__name__)
@@ -77,7 +78,8 @@ class Consolidator:
         merged = self.compress(memory, scope)
         split = self.boundaries.split(memory, scope)
         completed = self.complete(memory, scope)
-        if coactivated or merged or split or completed:
+        redescribed = self.redescribe(memory, scope)
+        if coactivated or merged or split or completed or redescribed:
             log.debug(
                 "consolidated",
                 tenant=memory.tenant,
@@ -86,7 +88,32 @@ class Consolidator:
                 merged=merged,
                 split=split,
                 completed=completed,
+                redescribed=redescribed,
             )
+
+    def redescribe(self, memory: TenantMemory, scope: FoldScope) -> int:
+        """Descriptions name only labels that exist: an intent supported by a concept this
+        fold renamed or merged names its supporting concepts' current labels."""
+        graph = memory.graph
+        intents: dict[str, None] = {}
+        for concept_id in _touched_concepts(memory, scope):
+            for edge in graph.out_edges(concept_id, EdgeKind.TRIGGERS):
+                intents.setdefault(edge.dst, None)
+        done = 0
+        for intent_id in intents:
+            node = graph.get(intent_id)
+            if node is None or node.kind != NodeKind.INTENT or not node.text:
+                continue
+            triggers = sorted(graph.in_edges(intent_id, EdgeKind.TRIGGERS), key=_strongest)
+            concepts = [graph.node(e.src) for e in triggers]
+            labels = [c.title for c in concepts if c.kind == NodeKind.CONCEPT]
+            text = relabelled(node.text, labels)
+            if text is None:
+                continue
+            graph.replace_node(node.model_copy(update={"text": text, "updated_at": scope.now}))
+            scope.touch(intent_id)
+            done += 1
+        return done
 
     def coactivate(self, memory: TenantMemory, scope: FoldScope) -> int:
         """Accumulation: RELATED_TO between concepts created or reinforced by the same event."""
@@ -258,6 +285,11 @@ def _concepts(memory: TenantMemory, ids: Iterable[str]) -> list[str]:
         if node_id in concepts:
             seen.setdefault(node_id, None)
     return list(seen)
+
+
+def _strongest(edge: Edge) -> tuple[float, str]:
+    """Supporting concepts in the order an intent's view lists them: strongest first."""
+    return (-edge.w0, edge.src)
 
 
 def _touched_concepts(memory: TenantMemory, scope: FoldScope) -> list[str]:

@@ -31,19 +31,6 @@ NOISE = [
 ]
 
 
-@pytest.fixture(scope="module")
-def minilm() -> Embedder:
-    from topologies.embedding import MiniLmOnnxEmbedder
-
-    try:
-        MiniLmOnnxEmbedder.default_paths()
-    except Exception as exc:  # the model packages are optional in some environments
-        pytest.skip(f"MiniLM model not installed: {exc}")
-    from benchmarks.common import CachingEmbedder
-
-    return CachingEmbedder(MiniLmOnnxEmbedder(threads=1))
-
-
 async def test_coffee_revised_five_times_comes_back_as_one_chain_of_five(
     minilm: Embedder,
 ) -> None:

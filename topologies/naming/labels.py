@@ -2,10 +2,12 @@
 
 Candidates are the members' own noun phrases (:mod:`topologies.naming.phrases`). Each is
 scored by how central it is to the members (cosine to the centroid of their vectors, the
-KeyBERT idea), how many members use it or its head noun (coverage), whether a member's title
-uses it, and how close it is to a sibling concept's label (maximal marginal relevance: two
-folders must not carry the same name). :func:`label_problem` says why a proposed label (the
-LLM's, or anything else) is not a folder name.
+KeyBERT idea), how many members use it or its head noun (coverage), how close it is to the
+members' other head nouns (the kind of thing they speak of, rather than one item among
+several), whether a member's title uses it, and how close it
+is to a sibling concept's label (maximal marginal relevance: two folders must not carry the
+same name). :func:`label_problem` says why a proposed label (the LLM's, or anything else) is
+not a folder name.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from topologies.text import zipf
 Matrix = npt.NDArray[np.float32]
 Embed = Callable[[list[str]], Matrix]
 
-MAX_CANDIDATES = 6  # phrases embedded per naming (doings, then the best by coverage)
+MAX_CANDIDATES = 12  # phrases embedded per naming (doings, then the best by coverage)
 COVERAGE_WEIGHT = 0.2  # share of members that use the phrase
+GENERAL_WEIGHT = 0.5  # mean cosine to the members' other head nouns: the kind, not one item
+CLOUD_SIZE = 16  # head nouns of the members a candidate is compared with (the most used)
 HEAD_WEIGHT = 0.2  # share of members that use its head noun
 TITLE_BONUS = 0.05
 SIBLING_WEIGHT = 0.75  # MMR: penalty per unit of cosine to the closest sibling concept
@@ -43,6 +47,8 @@ RARE_PENALTY = 0.1
 LONE_SHARE = 0.5  # a lone common noun names a folder only when this share of members uses it
 LONE_ZIPF = 4.0  # a lone noun this common is generic ("Group", "Call", "Tooth"), not "Ibuprofen"
 LONE_PENALTY = 0.1  # not for a noun of doing: "Planning", "Hiring" name a folder alone
+MODIFIER_MEMBERS = 2  # members that must say a lone word's phrase for it to replace the word
+MODIFIER_SHARE = 0.5  # ... and this share of the members that use the word
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
 UNTITLED = "Untitled"
@@ -136,13 +142,19 @@ def rank_labels(
     )
     forms = {k: stats.forms[k].most_common(1)[0][0] for k in keys}
     keys = [k for k in keys if not _taken(surface(forms[k], stats.lower_words), taken)]
+    eligible = list(keys)
     doings = _activities(analyses, stats, names, taken, set(keys[:MAX_CANDIDATES]))
     keys = keys[: MAX_CANDIDATES - len(doings)]  # as many phrases embedded as before
     if not keys and not doings:
         return []
     labels = [surface(forms[k], stats.lower_words) for k in keys]
     labels += [surface(a.text, stats.lower_words) for a in doings]
-    phrase_vectors = embed(labels)
+    cloud = _cloud(stats, names)
+    embedded = embed([*labels, *(surface(w, stats.lower_words) for w in cloud)])
+    phrase_vectors, cloud_vectors = embedded[: len(labels)], embedded[len(labels) :]
+    general = _generality(
+        phrase_vectors, [*keys, *(a.key for a in doings)], cloud, cloud_vectors, stats
+    )
     centroid = vectors.mean(axis=0) if len(vectors) else np.zeros(phrase_vectors.shape[1])
     norm = float(np.linalg.norm(centroid))
     central = phrase_vectors @ (centroid / norm) if norm else np.zeros(len(labels))
@@ -160,6 +172,7 @@ def rank_labels(
             + HEAD_WEIGHT * stats.head_df[head] / n
             + (TITLE_BONUS if stats.in_title[key] else 0.0)
             + TITLE_HEAD_WEIGHT * stats.title_heads[head] / n
+            + GENERAL_WEIGHT * general[i]
             - SIBLING_WEIGHT * max(0.0, float(closeness[i]))
         )
         if " " not in key and zipf(head) >= COMMON_ZIPF:
@@ -175,12 +188,41 @@ def rank_labels(
             + COVERAGE_WEIGHT * (doing.coverage - 1) / max(1, n - 1)
             + HEAD_WEIGHT * doing.doing / n
             + TITLE_HEAD_WEIGHT * doing.titled / n
+            + GENERAL_WEIGHT * general[j]
             - SIBLING_WEIGHT * max(0.0, float(closeness[j]))
         )
         scored.append((score, labels[j]))
     scored.sort(key=lambda item: (-item[0], item[1]))
     key_of = dict(zip(labels, [*keys, *(a.key for a in doings)], strict=True))
-    return _maximal(scored, stats, key_of)
+    scored = _maximal(scored, stats, key_of)
+    return _with_modifier(scored, key_of, analyses, stats, eligible, forms)
+
+
+def _cloud(stats: _Stats, names: frozenset[str]) -> list[str]:
+    """The members' head nouns that can name something, the most used first."""
+    heads = sorted(
+        {h for k, h in stats.heads.items() if k == h and _nameable(k, stats, names)},
+        key=lambda h: (-stats.head_df[h], h),
+    )
+    return heads[:CLOUD_SIZE]
+
+
+def _generality(
+    vectors: Matrix, keys: Sequence[str], cloud: Sequence[str], cloud_vectors: Matrix, stats: _Stats
+) -> list[float]:
+    """How close each candidate is to the members' other head nouns (weighted by how many
+    members use each): a word for the kind of things they speak of ("Sleep" beside night,
+    bed and couch) is close to all of them, one item mostly to itself."""
+    if not len(cloud):
+        return [0.0] * len(keys)
+    weights = np.array([stats.head_df[h] for h in cloud], dtype=np.float32)
+    cosines = vectors @ cloud_vectors.T
+    out = []
+    for i, key in enumerate(keys):
+        own = np.array([h in key.split() for h in cloud])
+        w = np.where(own, 0.0, weights)
+        out.append(float(cosines[i] @ w / w.sum()) if w.sum() else 0.0)
+    return out
 
 
 def _generic_lone(key: str, head: str, share: float) -> bool:
@@ -227,6 +269,35 @@ def _maximal(
     if not longer:
         return scored
     best = max(longer, key=lambda label: (len(key_of[label]), label))
+    return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
+
+
+def _with_modifier(
+    scored: list[tuple[float, str]],
+    key_of: dict[str, str],
+    analyses: Sequence[Analysis],
+    stats: _Stats,
+    eligible: Sequence[str],
+    forms: dict[str, str],
+) -> list[tuple[float, str]]:
+    """A lone word at the top takes the modifier or the head most of its members use with
+    it: "Surprise party" rather than "Surprise", "Insurance claim" rather than "Claim", when
+    at least two members, and at least half of those that use the word, say the phrase."""
+    top_score, top = scored[0]
+    word = key_of.get(top, "")
+    if not word or " " in word:
+        return scored
+    users = sum(any(word in key.split() for key in a.keys) for a in analyses)
+    phrases = [
+        key
+        for key in eligible
+        if len(key.split()) == 2
+        and word in key.split()
+        and stats.df[key] >= max(MODIFIER_MEMBERS, MODIFIER_SHARE * users)
+    ]
+    if not phrases:
+        return scored
+    best = surface(forms[max(phrases, key=lambda k: (stats.df[k], k))], stats.lower_words)
     return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
 
 

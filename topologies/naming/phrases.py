@@ -168,6 +168,49 @@ def _is_code(text: str) -> bool:
     return _CODE.fullmatch(text) is not None
 
 
+def _glued_word(token: Any) -> str:
+    """The whitespace-delimited word the token is part of ("socml26-label-free-tta" for
+    "tta"), spaCy splits such words at hyphens and slashes."""
+    doc, start, end = token.doc, token.i, token.i
+    while start > 0 and not doc[start - 1].whitespace_:
+        start -= 1
+    while end < len(doc) - 1 and not doc[end].whitespace_:
+        end += 1
+    return doc[start : end + 1].text
+
+
+_HYPHENS = ("-", "‐", "/")
+
+
+def _written_prefix(token: Any) -> list[Any]:
+    """The tokens before ``token`` in the same written word, when it continues one ("multi",
+    "-" before "depot" in "multi-depot"; none after a bracket or a quote: "(surprise!)")."""
+    doc, start = token.doc, token.i
+    while start > 0 and not doc[start - 1].whitespace_:
+        before = doc[start - 1]
+        if not (before.text in _HYPHENS or before.text[-1:].isalnum()):
+            break
+        start -= 1
+    return list(doc[start : token.i])
+
+
+def _one_hyphen_join(prefix: Sequence[Any]) -> bool:
+    """A written word's first part and one hyphen ("multi", "-" of "multi-depot")."""
+    return (
+        len(prefix) == 2 and _WORD.match(prefix[0].text) is not None and prefix[1].text in _HYPHENS
+    )
+
+
+def _identifier_piece(token: Any) -> bool:
+    """A piece of an identifier (a file, branch or project name, a slug: a glued word with
+    digits, underscores or dots between its parts): "tta" of "socml26-label-free-tta" is no
+    word of the person's; "go/no-go" is a word."""
+    word = _glued_word(token).strip(".,;:!?()[]\"'")
+    if word == token.text or _is_code(word):
+        return False
+    return any(ch.isdigit() or ch == "_" for ch in word) or "." in word.strip(".")
+
+
 def _keepable(token: Any, names: frozenset[str]) -> bool:
     low = token.lower_
     return (
@@ -183,6 +226,7 @@ def _keepable(token: Any, names: frozenset[str]) -> bool:
         and not token.like_num
         and not token.like_email
         and not token.like_url
+        and not _identifier_piece(token)
     )
 
 
@@ -242,12 +286,18 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
         before = run[-size - 1] if size < len(run) else None
         if before is not None and words[0].text[:1].isupper() and before.text[:1].isupper():
             continue  # never start inside a name ("Creek substation", "Tariffs price screen")
+        # never start inside a hyphenated word: "day-ahead feed", not "ahead feed"; a lone
+        # hyphenated word or one of several hyphens is a name or a tag ("ledger-export",
+        # "gst-double-charge"), no folder's
+        prefix = _written_prefix(words[0])
+        if prefix and (size == 1 or not _one_hyphen_join(prefix)):
+            continue
         if words[0].pos_ == "ADJ" and size == 1:
             continue
         out.append(
             Phrase(
-                key=" ".join(_lemma(t) for t in words),
-                text=" ".join(t.text for t in words),
+                key="".join(t.lower_ for t in prefix) + " ".join(_lemma(t) for t in words),
+                text="".join(t.text for t in prefix) + " ".join(t.text for t in words),
                 head=_lemma(head),
                 in_title=in_title,
                 counted=counted,

@@ -1,0 +1,186 @@
+"""Concept labels a person would give a folder (issue 11): the kind the members share rather
+than one item, never a piece of an identifier, and intent descriptions that name only labels
+that exist."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from schemas.graph import Edge, EdgeKind, Node, NodeKind
+from schemas.intents import IntentStatus
+from topologies.config import EngineConfig
+from topologies.consolidation import Consolidator
+from topologies.embedding import Embedder, HashingEmbedder
+from topologies.executor import PlanExecutor
+from topologies.memory import TenantMemory
+from topologies.naming import Namer
+from topologies.naming.descriptions import named_labels, relabelled
+from topologies.naming.labels import rank_labels
+from topologies.naming.phrases import PhraseParser
+from topologies.naming.titles import describe
+from topologies.scope import FoldScope
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def candidates(parser: PhraseParser, body: str) -> set[str]:
+    (analysis,) = parser.analyse([("", body, frozenset())])
+    return {p.text.lower() for p in analysis.phrases}
+
+
+# ----------------------------------------------------------------- candidates
+def test_a_piece_of_an_identifier_is_no_candidate(parser: PhraseParser) -> None:
+    """ "tta" of the project "socml26-label-free-tta" is no word the person uses."""
+    found = candidates(
+        parser, "Miriam left 14 comments in socml26-label-free-tta on the limitations paragraph."
+    )
+    assert "limitations paragraph" in found
+    assert not {w for p in found for w in p.split()} & {"tta", "free", "label", "socml26"}
+
+
+def test_a_candidate_keeps_a_hyphenated_word_whole(parser: PhraseParser) -> None:
+    """ "ahead feed delays" of "the day-ahead feed delays" is a fragment."""
+    found = candidates(parser, "The day-ahead feed delays pushed the launch.")
+    assert {"feed delays", "day-ahead feed delays"} <= found
+    assert not any(p.startswith("ahead") for p in found)
+
+
+@pytest.mark.parametrize(
+    ("body", "kept"),
+    [
+        ("Signed up for the 10k race on Sunday.", "10k race"),
+        ("The walk-run pod meets at the harbour.", "pod"),
+    ],
+)
+def test_a_code_or_a_hyphenated_word_stays_a_candidate(
+    parser: PhraseParser, body: str, kept: str
+) -> None:
+    assert kept in candidates(parser, body)
+
+
+# --------------------------------------------------------------------- ranking
+def test_a_label_names_the_kind_the_members_share_not_one_members_detail(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Nights on the couch, hours in bed, a sleep report: the folder is "Sleep", not the
+    one member's "Weekly sleep report"."""
+    texts = [
+        ("Another night on the couch", "The loft bed is too high for my knee, so the couch again."),
+        ("Slept well", "Seven hours of sleep in our own bed, the pillow trick works."),
+        ("Weekly sleep report", "Average sleep 6 h, three nights under five hours."),
+        ("4 am", "Awake at 4 am again, dozed on the couch until 7."),
+    ]
+    namer = Namer(minilm, parser)
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
+    assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Sleep"
+
+
+# ---------------------------------------------------------------- descriptions
+def event_node(node_id: str, title: str, day: int) -> Node:
+    when = T0.replace(day=day)
+    return Node(
+        id=node_id,
+        kind=NodeKind.EVENT,
+        tenant="alice",
+        title=title,
+        text=title,
+        ts=when,
+        created_at=when,
+        updated_at=when,
+    )
+
+
+def describe_two() -> str:
+    """A description as an intent gets it when it emerges from two concepts."""
+    events = [event_node("e1", "Passport expires in March", 2), event_node("e2", "Flights", 3)]
+    return describe(events, ["Passport", "Booking"], None)
+
+
+def test_a_description_whose_labels_all_exist_is_left_alone() -> None:
+    assert named_labels(describe_two()) == ["Passport", "Booking"]
+    assert relabelled(describe_two(), ["Booking", "Passport"]) is None
+
+
+def test_a_renamed_label_is_replaced_by_the_current_one() -> None:
+    text = relabelled(describe_two(), ["Passport renewal", "Booking"])
+    assert text is not None
+    assert named_labels(text) == ["Passport renewal", "Booking"]
+    assert text.replace("(Passport renewal, Booking)", "(Passport, Booking)") == describe_two()
+
+
+def test_consolidation_keeps_an_intents_description_to_labels_that_exist(
+    embedder: HashingEmbedder,
+) -> None:
+    """A concept renamed (as it grew) after its intent emerged: the intent's description
+    names the new label, not the old one."""
+    config = EngineConfig()
+    memory = TenantMemory("alice", embedder.dim)
+    consolidator = Consolidator(
+        PlanExecutor(embedder, config), config, Namer(embedder, PhraseParser())
+    )
+    memory.begin()
+    events = [event_node("e1", "Passport expires in March", 2)]
+    memory.graph.add_node(events[0])
+    concept = Node(
+        id="c1",
+        kind=NodeKind.CONCEPT,
+        tenant="alice",
+        title="Passport",
+        created_at=T0,
+        updated_at=T0,
+    )
+    memory.graph.add_node(concept)
+    intent = Node(
+        id="i1",
+        kind=NodeKind.INTENT,
+        tenant="alice",
+        title="Renew the passport",
+        text=describe(events, ["Passport"], None),
+        status=IntentStatus.PENDING,
+        created_at=T0,
+        updated_at=T0,
+    )
+    memory.graph.add_node(intent)
+    memory.graph.put_edge(
+        Edge(src="c1", dst="i1", kind=EdgeKind.TRIGGERS, w0=1.0, t_last=T0, created_at=T0)
+    )
+    memory.graph.replace_node(concept.model_copy(update={"title": "Passport renewal"}))
+    scope = FoldScope(tenant="alice", event_id="e2", event_node_id=None, now=T0)
+    scope.touch("c1")
+    assert consolidator.redescribe(memory, scope) == 1
+    assert named_labels(memory.graph.node("i1").text) == ["Passport renewal"]
+    assert consolidator.redescribe(memory, scope) == 0  # nothing left to change
+    memory.commit()
+
+
+def test_a_lone_head_takes_the_modifier_its_members_use_with_it(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """Two of the four members that speak of the claim call it the insurance claim: the
+    folder is "Insurance claim", not the lone, generic "Claim"."""
+    texts = [
+        ("Claim processed", "Your claim has been processed; you may owe the deductible."),
+        ("Statement", "The insurance claim for the anesthesia was processed out of network."),
+        ("Call with the insurer", "They reopened the insurance claim; allow 30 days."),
+        ("Updated benefits", "We reprocessed the claim under the new rules."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Insurance claim"
+
+
+def test_a_lone_head_stays_when_its_phrase_is_one_members_detail(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    texts = [
+        ("Claim processed", "Your claim has been processed; you may owe the deductible."),
+        ("Statement", "The anesthesia claim was processed out of network."),
+        ("Call with the insurer", "They reopened the claim; allow 30 days."),
+        ("Updated benefits", "We reprocessed the claim under the new rules."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Claim"
