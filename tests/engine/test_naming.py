@@ -373,6 +373,15 @@ def test_titles_that_are_not_to_do_items_are_refused(namer: Namer) -> None:
     assert namer.title_problem("Renew the passport before the trip (by 18 Dec)") is None
 
 
+def test_a_title_is_one_sentence_with_an_object_that_is_not_a_date(namer: Namer) -> None:
+    """From "Recommendation: GO for Tue 1 Dec. Risk slide: push notifications ..." the hashing
+    run titled an intent "Go for Tue Dec. Risk slide"."""
+    assert namer.title_problem("Go for Tue Dec. Risk slide (by 1 Dec)") is not None
+    assert namer.title_problem("Go for Tue 1 Dec") == "an action needs an object, not a date"
+    assert namer.title_problem("Call Dr. Weber about the crown") is None
+    assert namer.title_problem("Send the review deck (by 1 Dec)") is None
+
+
 @pytest.mark.parametrize("goal", ["Passport renewal (by 24 Nov)", "Rent reduction", "Code review"])
 def test_a_noun_phrase_of_a_goal_is_a_title(namer: Namer, goal: str) -> None:
     assert namer.title_problem(goal) is None

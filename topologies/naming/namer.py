@@ -54,6 +54,7 @@ from topologies.naming.titles import (
     rank_doings,
     rank_goals,
     title_problem,
+    two_sentences,
     with_deadline,
     with_occasion,
     without_deadline,
@@ -275,6 +276,7 @@ class Namer:
         )
         self._prefetch(ranking)
         ranked, goals = ranking[0](self.embed), ranking[1](self.embed)
+        ranked = [a for a in ranked if not two_sentences(a.text)]  # "go for Tue Dec. Risk slide"
         steps = [a for a in ranked if a.text.split()[0].lower() in CARRY_VERBS]
         actions = [a for a in ranked if a not in steps]  # what to bring: a step, no goal
         # a named target that recurs and that the deadline's own event speaks of: "GST" alone

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from schemas.graph import Node
-from topologies.lexicon import MONTH_ABBREVIATIONS, STOPWORDS
+from topologies.lexicon import CALENDAR_WORDS, MONTH_ABBREVIATIONS, STOPWORDS
 from topologies.naming.activities import activity_labels
 from topologies.naming.labels import Embed, Matrix, surface
 from topologies.naming.phrases import (
@@ -324,9 +324,13 @@ def title_problem(title: str, doc: object) -> str | None:
         return "empty"
     if "\n" in text or len(text.split()) > MAX_TITLE_WORDS:
         return "longer than a to-do item"
+    if two_sentences(text):
+        return "two sentences, not one to-do item"
     tokens = [t for t in doc if not t.is_punct and not t.is_space]  # type: ignore[attr-defined]
     if len(tokens) < 2:
         return "an action needs an object"
+    if all(t.lower_ in CALENDAR_WORDS or t.like_num or t.lower_ in STOPWORDS for t in tokens[1:]):
+        return "an action needs an object, not a date"
     first = tokens[0]
     action = first.pos_ in ("VERB", "AUX") and first.tag_ in ("VB", "VBP")
     if action and (first.lower_ not in STOPWORDS or first.lower_ in ("get", "make", "take", "go")):
@@ -334,6 +338,22 @@ def title_problem(title: str, doc: object) -> str | None:
     if _noun_goal(tokens):
         return None  # "Passport renewal", "Kessler Logistik demo"
     return "does not start with an action"
+
+
+# a full stop after these is no sentence end ("Call Dr. Yilmaz", "Mon Dec. 7")
+_ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "jr", "sr", "vs", "no", "prof"})
+_SENTENCE_END = re.compile(r"(\w+)[.!?;:]\s+\S")
+
+
+def two_sentences(text: str) -> bool:
+    """A title that runs on past a sentence end ("Go for Tue Dec. Risk slide")."""
+    for found in _SENTENCE_END.finditer(text):
+        word = found.group(1).lower()
+        if word not in _ABBREVIATIONS and word not in CALENDAR_WORDS:
+            return True
+        if word in CALENDAR_WORDS and text[found.end() - 1].isupper():
+            return True
+    return False
 
 
 _GOAL_PREPS = frozenset({"of", "for"})  # "Renewal of the passport"; never "X before Y"
