@@ -115,8 +115,9 @@ async def measure(embedder_name: str, size: int, batch: int, stream: int) -> Row
     config = EngineConfig()
     engine = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
     memory = engine.new_memory("bench")
+    engine.warm_up()  # models and word lists load (as a server does at start): not folding
     warm = events[0].model_copy(update={"tenant": "warm-up"})
-    await engine.fold_batch(engine.new_memory("warm-up"), [warm])  # models load: not folding
+    await engine.fold_batch(engine.new_memory("warm-up"), [warm])
     row = Row(embedder_name, size)
     started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, size, batch):

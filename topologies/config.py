@@ -197,4 +197,9 @@ class EngineConfig(BaseModel):
     assign_similarity: float = 0.35  # event joins the concept whose centroid is this close
     pair_similarity: float = 0.35  # two unassigned events this close seed a new concept
     pool_size: int = 2000  # unassigned events kept for online clustering (most recent)
+    # a batch's texts are embedded this many events at a time, the next slice in a worker
+    # thread while this one folds (topologies/engine.py, FoldEngine.fold_batch). 64 (a whole
+    # batch of the runner's): off. Slices of 16 measured no faster with MiniLM on a loaded
+    # 2-core machine and cost 14% more CPU (smaller model calls): README, round two
+    embed_slice: int = Field(default=64, ge=1)
     link_window_days: float = 21.0  # entity-overlap links only to events this recent

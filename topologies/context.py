@@ -206,7 +206,7 @@ def _score(
     values["pagerank"] = _pagerank(memory, order, knn, now, config, decay_per_day)
     values["recency"] = np.array([_recency(node, now, tau) for node in nodes])
     values["access"] = np.array([math.log1p(node.access_count) for node in nodes])
-    values["urgency"] = np.array([_urgency(memory, node, now, horizon) for node in nodes])
+    values["urgency"] = _urgencies(memory, nodes, now, horizon)
     values["type"] = np.array([TYPE_PRIOR[node.kind] for node in nodes])
     for name in ("pagerank", "recency", "access", "urgency"):
         top = float(values[name].max())
@@ -334,6 +334,22 @@ def _deadlines(memory: TenantMemory, node: Node) -> list[datetime]:
     return found
 
 
+def _urgencies(
+    memory: TenantMemory, nodes: list[Node], now: datetime, horizon_days: float
+) -> npt.NDArray[np.float64]:
+    """``_urgency`` of each node; zero without a look for the many that cannot have a deadline
+    (neither an intent nor a TIME node, and no DEADLINE_FOR edge in)."""
+    out = np.zeros(len(nodes))
+    graph = memory.graph
+    for i, node in enumerate(nodes):
+        if node.kind in _DATED or graph.in_degree(node.id, EdgeKind.DEADLINE_FOR):
+            out[i] = _urgency(memory, node, now, horizon_days)
+    return out
+
+
+_DATED = frozenset({NodeKind.INTENT, NodeKind.TIME})
+
+
 def _urgency(memory: TenantMemory, node: Node, now: datetime, horizon_days: float) -> float:
     """1 at (or up to a day past) a deadline, falling linearly to 0 at the horizon."""
     if node.kind == NodeKind.INTENT and node.status not in OPEN_STATUSES:
@@ -406,10 +422,7 @@ def _mmr(
     left = np.flatnonzero(pool)
     if not len(left):
         return []
-    dim = memory.dim
-    vectors = [_vector(memory, table.nodes[i]) for i in left]
-    has_vec = np.array([v is not None for v in vectors])
-    matrix = np.stack([v if v is not None else np.zeros(dim, np.float32) for v in vectors])
+    matrix, has_vec = _vectors(memory, [table.nodes[i] for i in left])
     best_sim = np.full(len(left), -np.inf)
     for nid in chosen:
         vec = memory.vector(nid)
@@ -433,6 +446,20 @@ def _mmr(
     return out
 
 
-def _vector(memory: TenantMemory, node: Node) -> Vector | None:
-    index = memory.indexes.get(node.kind.value)
-    return None if index is None else index.get(node.id)
+def _vectors(
+    memory: TenantMemory, nodes: list[Node]
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+    """The nodes' vectors as rows (zeros for a node without one) and which have one: one
+    lookup per embedded kind, not one per node."""
+    matrix = np.zeros((len(nodes), memory.dim), dtype=np.float32)
+    has_vec = np.zeros(len(nodes), dtype=bool)
+    by_kind: dict[str, list[int]] = {}
+    for i, node in enumerate(nodes):
+        by_kind.setdefault(node.kind.value, []).append(i)
+    for kind, rows in by_kind.items():
+        index = memory.indexes.get(kind)
+        if index is not None:
+            found, present = index.get_many([nodes[i].id for i in rows])
+            matrix[rows] = found
+            has_vec[rows] = present
+    return matrix, has_vec

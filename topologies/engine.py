@@ -22,10 +22,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import orjson
 import structlog
@@ -56,13 +57,14 @@ from topologies.naming import Namer
 from topologies.naming.activities import lexicon
 from topologies.nightly.induce import LLMInductor
 from topologies.plan_bounds import PlanBounds
-from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest
+from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest, SyncPlanner
 from topologies.privacy import check_not_forgotten
 from topologies.scope import FoldScope
 from topologies.text import extract_entities
 from topologies.vector_index import Vector
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 CLOCK_KEY = "clock"
 REVISION_KEY = "revision:"  # + RawEvent id -> EVENT node id of its latest revision
@@ -179,8 +181,17 @@ def node_to_event(node: Node) -> RawEvent:
     )
 
 
+async def run_inline(step: Callable[[], T]) -> T:
+    """The default ``FoldEngine.offload``: a fold's steps run where the fold runs."""
+    return step()
+
+
 class FoldEngine:
     """Stateless over tenants: every call gets the TenantMemory it works on."""
+
+    # runs a fold's CPU-bound steps (context assembly, a synchronous plan, the transaction);
+    # a server sets one that runs them in a worker thread (stream_app/hub/gate.py)
+    offload: Callable[[Callable[[], Any]], Awaitable[Any]] = staticmethod(run_inline)
 
     def __init__(
         self,
@@ -396,18 +407,40 @@ class FoldEngine:
         if on_stored is not None and events:
             batch.stored = inbox_changes(memory.tenant, [*pending, *events])
             on_stored(batch.stored)
-        self.prefetch(memory, [*pending, *events])
+        todo = [(batch.recovered, e) for e in pending] + [(batch.results, e) for e in events]
+        size = self.config.embed_slice
+        slices = [todo[start : start + size] for start in range(0, len(todo), size)]
         try:
-            for target, todo in ((batch.recovered, pending), (batch.results, events)):
-                for event in todo:
-                    target.append(await self._fold_or_refuse(memory, event))
-                    batch.changes.extend(target[-1].changes)
-                    await asyncio.sleep(0)  # a server's other tasks (its API) run between events
+            if slices:
+                self.prefetch(memory, [event for _, event in slices[0]])
+            for number, part in enumerate(slices):
+                ahead = self._embed_ahead(memory, slices[number + 1 :])
+                try:
+                    for target, event in part:
+                        target.append(await self._fold_or_refuse(memory, event))
+                        batch.changes.extend(target[-1].changes)
+                        await asyncio.sleep(0)  # a server's other tasks (its API) run between
+                finally:
+                    if ahead is not None:
+                        await ahead
         finally:
             self.embedder.forget()
         if batch.stored is not None or pending:
             batch.changes.append(self._empty_inbox(memory))
         return batch
+
+    def _embed_ahead(
+        self, memory: TenantMemory, later: Sequence[Sequence[tuple[Any, RawEvent]]]
+    ) -> asyncio.Future[None] | None:
+        """Embed the next slice's texts in a worker thread while this slice folds: a model
+        such as MiniLM (onnxruntime) releases the GIL, so on two cores a batch costs about
+        the larger of embedding and folding, not their sum. The texts are listed here, on
+        the fold's thread; the thread only runs the model (``EmbeddingMemo`` is shared
+        safely). A fold step that asks for a text first embeds it itself: same vectors."""
+        if not later:
+            return None
+        texts = self.batch_texts(memory, [event for _, event in later[0]])
+        return asyncio.ensure_future(asyncio.to_thread(self.embedder.prefetch, texts))
 
     async def recover_inbox(self, memory: TenantMemory) -> BatchResult:
         """Fold the events of a batch that was stored and never folded (after a crash)."""
@@ -451,10 +484,13 @@ class FoldEngine:
         return changes
 
     def prefetch(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
-        """Embed the batch's known texts in one call (see topologies/embedding_memo.py)."""
-        texts = [event.text or event.id for event in events]
-        texts += self.facts.texts(memory, events)
-        self.embedder.prefetch(texts)
+        """Embed the events' known texts in one call (see topologies/embedding_memo.py)."""
+        self.embedder.prefetch(self.batch_texts(memory, events))
+
+    def batch_texts(self, memory: TenantMemory, events: Sequence[RawEvent]) -> list[str]:
+        """What folding the events will embed that is known ahead: their texts and the
+        statements their fact step reads."""
+        return [event.text or event.id for event in events] + self.facts.texts(memory, events)
 
     async def fold_stored(self, memory: TenantMemory, event: RawEvent) -> FoldResult:
         """Plan and apply a stored (ingested, not yet folded) event."""
@@ -466,13 +502,15 @@ class FoldEngine:
         vector = memory.index(NodeKind.EVENT).get(node_id)
         if vector is None:
             vector = self.embedder.embed([event.text or event.id])[0]
-        context = assemble_context(
-            memory,
-            vector,
-            node_id,
-            now,
-            self.config.context,
-            decay_per_day=self.config.consolidation.decay_per_day,
+        context = await self.offload(
+            lambda: assemble_context(
+                memory,
+                vector,
+                node_id,
+                now,
+                self.config.context,
+                decay_per_day=self.config.consolidation.decay_per_day,
+            )
         )
         await asyncio.sleep(0)  # between steps, outside any transaction: a server's API runs
         request = PlanRequest(event, memory.graph.node(node_id), vector, context, memory, now)
@@ -484,7 +522,7 @@ class FoldEngine:
         for attempt, planner in enumerate(planners):
             plan_started = time.perf_counter()
             try:
-                plan = await planner.plan(request)
+                plan = await self._plan(planner, request)
             except Exception as exc:  # a planner failure never loses the event
                 log.warning(
                     "planner_failed",
@@ -502,8 +540,8 @@ class FoldEngine:
                 await self.facts.prepare(memory, event)  # LLM fact steps, outside the tx
             try:
                 bounds = PlanBounds.for_request(request)
-                changes, scope = self._apply(
-                    memory, event, node_id, vector, context, plan, now, bounds
+                changes, scope = await self.offload(
+                    partial(self._apply, memory, event, node_id, vector, context, plan, now, bounds)
                 )
             except PlanRejectedError as exc:
                 log.warning(
@@ -524,8 +562,10 @@ class FoldEngine:
         else:
             result.status, result.planner = "empty", "empty"
             try:
-                changes, scope = self._apply(
-                    memory, event, node_id, vector, context, UpdatePlan(planner="empty"), now
+                changes, scope = await self.offload(
+                    lambda: self._apply(
+                        memory, event, node_id, vector, context, UpdatePlan(planner="empty"), now
+                    )
                 )
                 result.messages = self.intent_messages(memory, scope)
             except PlanRejectedError as exc:  # consolidation itself failed: keep the raw event
@@ -535,6 +575,13 @@ class FoldEngine:
             result.changes.append(changes)
         result.fold_seconds = time.perf_counter() - started
         return result
+
+    async def _plan(self, planner: Planner, request: PlanRequest) -> UpdatePlan:
+        """The planner's plan; a planner that plans synchronously (no model to wait for)
+        does so through ``offload``."""
+        if self.offload is not run_inline and isinstance(planner, SyncPlanner):
+            return await self.offload(lambda: planner.plan_sync(request))
+        return await planner.plan(request)
 
     def _apply(
         self,

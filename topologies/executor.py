@@ -353,9 +353,16 @@ class PlanExecutor:
             scope.intent_changed(node_id, node.status)
             changes["status"] = op.status
         updated = memory.graph.update_node(node_id, **changes)
-        if (op.title is not None or op.text is not None) and updated.kind.value in memory.indexes:
-            vec = self.embedder.embed([updated.embed_text])[0]
-            memory.indexes[updated.kind.value].upsert(node_id, vec)
+        # re-embedded only when what is embedded changed (an intent restating its title and
+        # text keeps its vector: one model call per reinforcement saved)
+        index = memory.indexes.get(updated.kind.value)
+        renamed = op.title is not None or op.text is not None
+        if (
+            renamed
+            and index is not None
+            and (updated.embed_text != node.embed_text or node_id not in index)
+        ):
+            index.upsert(node_id, self.embedder.embed([updated.embed_text])[0])
         scope.touch(node_id)
 
     # ------------------------------------------------- shared graph operations

@@ -71,3 +71,15 @@ class Planner(Protocol):
     name: str
 
     async def plan(self, request: PlanRequest) -> UpdatePlan: ...
+
+
+@runtime_checkable
+class SyncPlanner(Protocol):
+    """A planner that can plan without awaiting anything (no model call): the engine may run
+    ``plan_sync`` in a worker thread (``FoldEngine.offload``)."""
+
+    name: str
+
+    async def plan(self, request: PlanRequest) -> UpdatePlan: ...
+
+    def plan_sync(self, request: PlanRequest) -> UpdatePlan: ...

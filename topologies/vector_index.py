@@ -14,7 +14,7 @@ a Kafka recovery rebuilds the very layout the uninterrupted run had and replays 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import faiss
 import numpy as np
@@ -65,6 +65,14 @@ class _Flat:
 
     def has(self, name: str) -> bool:
         return name in self.slot
+
+    def get_many(self, names: Sequence[str]) -> tuple[Vector, npt.NDArray[np.bool_]]:
+        slots = np.array([self.slot.get(name, -1) for name in names], dtype=np.int64)
+        present = slots >= 0
+        rows = np.zeros((len(names), self.dim), dtype=np.float32)
+        if present.any():
+            rows[present] = self._storage()[slots[present]]
+        return rows, present
 
     def matrix(self) -> tuple[list[str], Vector]:
         return list(self.at), self._storage().copy()
@@ -219,6 +227,19 @@ class VectorIndex:
         if is_centroid_id(node_id):
             return self._centroid(node_id)
         return self._store.get(node_id)
+
+    def get_many(self, node_ids: Sequence[str]) -> tuple[Vector, npt.NDArray[np.bool_]]:
+        """The vectors of ``node_ids`` as rows (zeros where a node has none) and which have
+        one: one lookup for many nodes (the context assembly's candidates)."""
+        if isinstance(self._store, _Flat) and not any(map(is_centroid_id, node_ids)):
+            return self._store.get_many(node_ids)
+        rows = np.zeros((len(node_ids), self.dim), dtype=np.float32)
+        present = np.zeros(len(node_ids), dtype=bool)
+        for i, node_id in enumerate(node_ids):
+            vector = self.get(node_id)
+            if vector is not None:
+                rows[i], present[i] = vector, True
+        return rows, present
 
     def ids(self) -> list[str]:
         return self._store.names()

@@ -10,14 +10,27 @@ from __future__ import annotations
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
+from starlette.middleware import Middleware
+from starlette.types import Scope
 
 from schemas.errors import ConfigError, FoldmemError, NotFoundError
 from stream_app.api import core, errors, explore, privacy, read
 from stream_app.api import ingest as http_ingest
-from stream_app.api.guard import guard_middleware
+from stream_app.api.guard import OPEN_PATHS, guard_middleware
 from stream_app.hub import Hub
+from stream_app.hub.gate import GateMiddleware, MemoryGate
 from stream_app.settings import Settings, is_loopback
 from stream_app.ui import mount_ui
+
+
+def is_read(scope: Scope) -> bool:
+    """A request that only reads tenant memory: it runs between a fold's steps (see
+    stream_app/hub/gate.py). ``/health`` reads none and answers during a step."""
+    path = str(scope.get("path", ""))
+    if path in OPEN_PATHS:
+        return False
+    method = scope.get("method")
+    return method in ("GET", "HEAD") or (method == "POST" and path.endswith("/query"))
 
 
 def create_app(hub: Hub, settings: Settings, *, ingest: bool = True) -> FastAPI:
@@ -34,6 +47,9 @@ def create_app(hub: Hub, settings: Settings, *, ingest: bool = True) -> FastAPI:
         settings.token, settings.api_max_body_bytes, settings.api_max_ingest_bytes
     )
     app.user_middleware.insert(0, guard)  # token, body caps, text check before any route
+    gate = getattr(hub, "gate", None)
+    if isinstance(gate, MemoryGate):  # requests run between a fold's steps (hub/gate.py)
+        app.user_middleware.append(Middleware(GateMiddleware, gate=gate, holds=is_read))
     errors.register(app)
     auth = [Depends(core.require_token)]
     app.include_router(core.health_router)

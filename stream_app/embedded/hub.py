@@ -5,7 +5,10 @@ SQLite store, shared by the runner, the API and the CLI.
   its ingest ChangeSet before planning and its fold ChangeSet (event state "folded", intent
   messages, source offsets) in one store transaction.
 - Readers run synchronously inside the event loop (``async def`` endpoints), between the
-  writers' awaits, so they see committed state without taking the lock.
+  writers' awaits, so they see committed state without taking the lock. A fold's CPU-bound
+  steps run in a worker thread (``FoldEngine.offload`` = ``MemoryGate.offload``) while the
+  loop serves ``/health``; every other request holds the gate, so it runs between two steps
+  (stream_app/hub/gate.py).
 - Another process writing the same store (``foldmem intent resolve`` or ``foldmem ingest``
   next to ``foldmem run``, or ``foldmem serve`` next to a runner) takes turns with this one
   through the tenant's lock file (:mod:`stream_app.embedded.interlock`, held for a whole write); its
@@ -32,6 +35,7 @@ from stream_app.embedded.interlock import TenantLocks
 from stream_app.embedded.outputs import IntentOutputs, NoOutputs
 from stream_app.embedded.privacy import EmbeddedPrivacy
 from stream_app.embedded.store import StaleTenantError, Store
+from stream_app.hub.gate import MemoryGate
 from stream_app.hub.locks import TenantLockTable
 from stream_app.hub.protocol import (
     Checkpoint,
@@ -72,6 +76,9 @@ class MemoryHub(HubReads, EmbeddedPrivacy):
         self._memories: dict[str, TenantMemory] = {}
         self._versions: dict[str, int] = {}
         self._tenant_locks = TenantLockTable()
+        # a fold's CPU-bound steps run in a worker thread, the API's requests between them
+        self.gate = MemoryGate()
+        engine.offload = self.gate.offload
         self.nightly = NightlySchedule()
         self._data_version = store.data_version()
         store.bind_embedder(engine.embedder.model_id, engine.embedder.dim)

@@ -6,6 +6,7 @@ tools do not know which one they talk to.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Protocol
 
 import httpx
@@ -16,6 +17,7 @@ from schemas.intents import IntentStatus
 from schemas.query import QueryRequest, RecallRequest
 from stream_app.api.ingest import ingest_items
 from stream_app.hub import Hub, explore
+from stream_app.hub.gate import MemoryGate
 from stream_app.settings import Settings
 from topologies.intents import intent_view
 
@@ -61,11 +63,18 @@ class HubBackend:
         self.settings = settings
         self.ingest = ingest
 
+    def _reading(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Reads run between a fold's steps, as the API's do (stream_app/hub/gate.py)."""
+        gate = getattr(self.hub, "gate", None)
+        return gate.shared() if isinstance(gate, MemoryGate) else contextlib.nullcontext()
+
     async def tenants(self) -> list[str]:
-        return self.hub.tenants()
+        async with self._reading():
+            return self.hub.tenants()
 
     async def query(self, tenant: str, request: QueryRequest) -> dict[str, Any]:
-        return self.hub.query(tenant, request).model_dump(mode="json")
+        async with self._reading():
+            return self.hub.query(tenant, request).model_dump(mode="json")
 
     async def recall(self, tenant: str, request: RecallRequest) -> dict[str, Any]:
         return (await self.hub.recall(tenant, request)).model_dump(mode="json")
@@ -75,19 +84,22 @@ class HubBackend:
     ) -> dict[str, Any]:
         try:
             page = explore.Page(offset, limit)
-            return explore.intents_page(self.hub, tenant, status, category, page)
+            async with self._reading():
+                return explore.intents_page(self.hub, tenant, status, category, page)
         except ValueError as exc:
             raise BackendError(str(exc)) from exc
 
     async def intent(self, tenant: str, intent_id: str) -> dict[str, Any]:
-        return explore.intent_detail(self.hub, tenant, intent_id)
+        async with self._reading():
+            return explore.intent_detail(self.hub, tenant, intent_id)
 
     async def set_intent_status(
         self, tenant: str, intent_id: str, status: IntentStatus, note: str
     ) -> dict[str, Any]:
         messages = await self.hub.set_intent_status(tenant, intent_id, status, note)
-        memory = self.hub.view(tenant)
-        intent = intent_view(memory, memory.graph.node(intent_id))
+        async with self._reading():
+            memory = self.hub.view(tenant)
+            intent = intent_view(memory, memory.graph.node(intent_id))
         return {
             "intent": intent.model_dump(mode="json"),
             "messages": [m.model_dump(mode="json") for m in messages],
@@ -103,10 +115,12 @@ class HubBackend:
         return response.model_dump(mode="json")
 
     async def node(self, tenant: str, node_id: str, limit: int) -> dict[str, Any]:
-        return explore.neighbourhood(self.hub, tenant, node_id, limit)
+        async with self._reading():
+            return explore.neighbourhood(self.hub, tenant, node_id, limit)
 
     async def chain(self, tenant: str, node_id: str) -> dict[str, Any]:
-        return explore.chain(self.hub, tenant, node_id)
+        async with self._reading():
+            return explore.chain(self.hub, tenant, node_id)
 
 
 class ApiBackend:

@@ -164,6 +164,22 @@ def test_update_node_changes_fields_and_reembeds_a_new_title(
     assert before is not None and after is not None and float(before @ after) < 0.5
 
 
+def test_update_node_restating_the_title_and_text_does_not_embed_again(
+    engine: FoldEngine, memory: TenantMemory, make_event: MakeEvent
+) -> None:
+    run_plan(engine, memory, make_event("x", id="ev-1"), plan(*new_concept("Tax filing", "a")))
+    concept = concept_id(memory, "Tax filing")
+    engine.embedder.forget()  # as after each batch: the title is not remembered
+    calls = engine.embedder.calls
+    same = UpdateNode(id=concept, title="Tax filing", attrs={"note": "seen again"})
+    run_plan(engine, memory, make_event("y", id="ev-2"), plan(same))
+    assert memory.graph.node(concept).attrs["note"] == "seen again"
+    assert engine.embedder.calls == calls + 1  # the event's own text, not the title again
+    renamed = UpdateNode(id=concept, title="Tax return")
+    run_plan(engine, memory, make_event("z", id="ev-3"), plan(renamed))
+    assert engine.embedder.calls == calls + 3
+
+
 # ---------------------------------------------------------------------- MERGE_NODES
 def test_merge_moves_edges_to_the_keeper_and_absorbed_ids_keep_resolving(
     engine: FoldEngine, memory: TenantMemory, make_event: MakeEvent

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
@@ -11,7 +13,7 @@ from schemas.events import RawEvent
 from schemas.plans import UpdatePlan
 from tests.engine.fold_helpers import dump
 from topologies.config import EngineConfig
-from topologies.embedding import HashingEmbedder
+from topologies.embedding import HashingEmbedder, Matrix
 from topologies.embedding_memo import EmbeddingMemo
 from topologies.engine import INBOX_KEY, FoldEngine
 from topologies.heuristic_planner import HeuristicPlanner
@@ -174,3 +176,36 @@ async def test_a_fold_that_fails_leaves_its_event_stored_and_the_batch_goes_on(
     (change,) = result.fold_changes
     assert change.events[events[2].id] == "stored"  # committed as stored: a restart refolds it
     assert memory.pending_events() == [events[2].id]
+
+
+class ThreadNotingEmbedder(HashingEmbedder):
+    """A hashing embedder that notes which thread asked for which texts."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=256)
+        self.threads: list[tuple[int, list[str]]] = []
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        self.threads.append((threading.get_ident(), list(texts)))
+        return super().embed(texts)
+
+
+async def test_the_next_slice_is_embedded_in_a_worker_thread_to_the_same_graph() -> None:
+    events = sample_events(40)
+    embedder = ThreadNotingEmbedder()
+    config = EngineConfig(embed_slice=8)
+    engine = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
+    sliced = await fold_in_batches(engine, events, 40)
+    whole = await fold_in_batches(heuristic_engine(HashingEmbedder(dim=256)), events, 1)
+    assert dump(sliced) == dump(whole)
+    fold_thread = threading.get_ident()
+    ahead = [texts for thread, texts in embedder.threads if thread != fold_thread]
+    assert len(ahead) == 4  # slices 2 to 5 of 8 events, each while the one before folds
+    assert all(events[8].text in texts or events[8].id in texts for texts in ahead[:1])
+
+
+async def test_a_batch_smaller_than_a_slice_uses_no_thread() -> None:
+    embedder = ThreadNotingEmbedder()
+    engine = heuristic_engine(embedder)
+    await fold_in_batches(engine, sample_events(10), 10)
+    assert {thread for thread, _ in embedder.threads} == {threading.get_ident()}

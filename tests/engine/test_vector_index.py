@@ -211,3 +211,14 @@ def test_equal_scores_come_back_in_id_order_whatever_the_insertion_order(ann: An
     hits = forward.search(base[7], 4)
     assert [n for n, _ in hits] == ["dup0", "dup1", "dup2", "dup3"]
     assert hits == backward.search(base[7], 4)
+
+
+@pytest.mark.parametrize("count", [150, 300])  # exact scan, inverted file
+def test_get_many_returns_each_vector_and_marks_the_missing(count: int) -> None:
+    index = filled(count)
+    names = ["n00003", "missing", "n00120", CENTROID_PREFIX + "000000"]
+    rows, present = index.get_many(names)
+    assert present.tolist() == [True, False, True, index.approximate]
+    for row, name in zip(rows, names, strict=True):
+        single = index.get(name)
+        assert np.array_equal(row, single if single is not None else np.zeros(DIM))

@@ -122,10 +122,11 @@ def candidates(
 
 
 def topic_similarity(
-    slots: Slots, topic_vec: Vector, candidate: Candidate, topics: TopicVectors
+    slots: Slots, topic: str, candidate: Candidate, topics: TopicVectors
 ) -> tuple[float, bool]:
-    """Best topic cosine over the candidate's recent revisions, and whether they share a
-    rare word or name with the item."""
+    """Best topic cosine of the item's topic phrase ``topic`` over the candidate's recent
+    revisions, and whether they share a rare word or name with the item. The phrases are
+    embedded here, when a candidate gets this far, not for every item."""
     phrases: list[str] = []
     names: set[str] = set()
     for node in candidate.history:
@@ -133,7 +134,8 @@ def topic_similarity(
         phrases.append(node_slots.topic if node_slots and node_slots.topic else node.text)
         if node_slots:
             names |= node_slots.names
-    best = max((_cos(topic_vec, v) for v in topics(phrases)), default=0.0)
+    topic_vec, *vectors = topics([topic, *phrases])
+    best = max((_cos(topic_vec, v) for v in vectors), default=0.0)
     return best, bool(slots.names & names)
 
 
@@ -150,7 +152,7 @@ class SlotMatch:
 def same_slot(
     item: ExtractedItem,
     slots: Slots,
-    topic_vec: Vector,
+    topic: str,
     candidate: Candidate,
     topics: TopicVectors,
     config: ReconcileConfig,
@@ -183,7 +185,7 @@ def same_slot(
         threshold = config.topic_no_attribute
     else:  # the same topic again: an elaboration or another item, not a revision
         return None
-    similarity, shares_name = topic_similarity(slots, topic_vec, candidate, topics)
+    similarity, shares_name = topic_similarity(slots, topic, candidate, topics)
     restated = slots.cue < 2 and similarity >= config.restatement_similarity and not new_number
     bonus = config.shared_name_bonus if shares_name else 0.0
     return SlotMatch(similarity + bonus - threshold, restated)
@@ -211,7 +213,7 @@ def decide(
     item: ExtractedItem,
     vector: Vector,
     slots: Slots | None,
-    topic_vec: Vector | None,
+    topic: str | None,
     topics: TopicVectors,
     found: list[Candidate],
     config: ReconcileConfig,
@@ -238,10 +240,8 @@ def decide(
             same_holder = slots is None or c.slots is None or slots.holder == c.slots.holder
             if same_holder:
                 return Decision("UPDATE", c.head.id, c.similarity, "near-identical")
-    if slots is not None and slots.asserts and topic_vec is not None:
-        matches = [
-            (m, c) for c in found if (m := same_slot(item, slots, topic_vec, c, topics, config))
-        ]
+    if slots is not None and slots.asserts and topic is not None:
+        matches = [(m, c) for c in found if (m := same_slot(item, slots, topic, c, topics, config))]
         # a change said of the only belief that fits ("cutting down to one cup" after "three
         # espressos a day") refers to it, even when the topics are far apart
         floor = -config.unique_relief if len(matches) == 1 and slots.cue == 2 else 0.0

@@ -178,17 +178,15 @@ class FactStep:
 
     def texts(self, memory: TenantMemory, events: Sequence[RawEvent]) -> list[str]:
         """What ``apply`` will embed for these events with the deterministic extractor (the
-        statements and their topic phrases), for a batch to embed them in one call."""
+        statements; their topic phrases only when a candidate is compared, see
+        ``reconcile.topic_similarity``), for a batch to embed them in one call."""
         if self.extractor is not None or not layer_enabled(memory, "facts"):
             return []
         out: list[str] = []
         for event in events:
-            author = event_author(event)
             items = extract_items(event_text(event), self.extractor_config)
             self._remember((memory.tenant, event.id), items)  # apply() reads them, not again
-            for item in items:
-                out.append(item.text)
-                out.append(slots_of(item.text, author).topic or item.text)
+            out.extend(item.text for item in items)
         return out
 
     def _remember(self, key: tuple[str, str], items: list[ExtractedItem]) -> None:
@@ -225,7 +223,7 @@ class FactStep:
         vectors = self.embedder.embed([item.text for item in items])
         author = event_author(event)
         all_slots = [slots_of(item.text, author) for item in items]
-        topic_vecs = self.topics([s.topic or i.text for s, i in zip(all_slots, items, strict=True)])
+        topics = [s.topic or i.text for s, i in zip(all_slots, items, strict=True)]
         ev_node = event_node_id(memory.tenant, event.id)
         when = event.ts
         written: set[str] = set()
@@ -238,7 +236,7 @@ class FactStep:
             else:
                 found = candidates(memory, vectors[index], slots, cfg, written, when)
                 decision = decide(
-                    memory, item, vectors[index], slots, topic_vecs[index], self.topics, found, cfg
+                    memory, item, vectors[index], slots, topics[index], self.topics, found, cfg
                 )
             if decision.op == "DUPLICATE":
                 report.duplicates += 1
