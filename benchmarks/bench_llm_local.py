@@ -338,7 +338,9 @@ def event_row(
 def plan_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = max(1, len(rows))
     outcomes = Counter(r["outcome"] for r in rows)
-    deduplicated = sum(1 for r in rows if r["author"] == "llm-dedup")  # no call needed
+    # a near-duplicate of a folded event needs no call: the reinforcement its original's
+    # concepts got, or (its original has no concept yet) the heuristic's plan
+    deduplicated = sum(1 for r in rows if r["outcome"] == "skipped_duplicate")
     valid = outcomes["llm"] + outcomes["repaired"] + deduplicated
     seconds = [r["seconds"] for r in rows if r["calls"]]
     return {
@@ -475,8 +477,9 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
     lines += [
         "",
         "Valid non-empty: the model's plan (first reply or after the repair round) with at least "
-        "one op after slips were mended or dropped, or the reinforcement of a near-duplicate "
-        "event (no call). Fallbacks: events planned by the heuristic "
+        "one op after slips were mended or dropped, or a near-duplicate event folded without "
+        "a call (the reinforcement its original got, or the heuristic's plan when the original "
+        "has no concept yet). Fallbacks: events planned by the heuristic "
         "planner instead (invalid: no usable op after repair; empty: no op, the heuristic had "
         "some; error: timeout or server error). Concept from the rules: the model's plan gave "
         "the event no concept close to it, the heuristic planner's concept was added. Model's "

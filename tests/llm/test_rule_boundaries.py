@@ -114,6 +114,12 @@ def model_label(text: str) -> str:
     return " ".join(text.split()[2:4])  # "flights booked", "crown fitting"
 
 
+def rig_with_rules(make_rig: Callable[..., Rig], embedder: Any, boundaries: str) -> Rig:
+    rig = make_rig(rule_structure=True, concept_boundaries=boundaries)
+    rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
+    return rig
+
+
 async def fold_split_happy_model(rig: Rig, make_event: Any) -> list[str]:
     """Each event gets a reply opening a concept of its own (what Qwen 0.5B did)."""
     for text in TRIP + TEETH:
@@ -125,8 +131,7 @@ async def fold_split_happy_model(rig: Rig, make_event: Any) -> list[str]:
 async def test_a_model_opening_a_concept_per_event_gets_the_rules_boundaries(
     make_rig: Callable[..., Rig], make_event: Any, embedder: Any
 ) -> None:
-    rig = make_rig(rule_structure=True, concept_boundaries="rules")
-    rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
+    rig = rig_with_rules(make_rig, embedder, "rules")
     titles = await fold_split_happy_model(rig, make_event)
     assert 1 <= len(titles) <= 2  # a trip and a dentist, not seven
     assert {t.casefold() for t in titles} <= {model_label(t).casefold() for t in TRIP + TEETH}
@@ -138,9 +143,7 @@ async def test_a_model_opening_a_concept_per_event_gets_the_rules_boundaries(
 async def test_with_model_boundaries_the_models_concepts_stand(
     make_rig: Callable[..., Rig], make_event: Any, embedder: Any
 ) -> None:
-    rig = make_rig(rule_structure=True, concept_boundaries="model")
-    rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
-    titles = await fold_split_happy_model(rig, make_event)
+    titles = await fold_split_happy_model(rig_with_rules(make_rig, embedder, "model"), make_event)
     assert len(titles) == 7
 
 
