@@ -65,6 +65,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 import structlog
 
@@ -93,7 +94,7 @@ from topologies.intent_boundaries import (
 from topologies.memory import TOPIC, TenantMemory
 from topologies.naming import Namer, next_naming, redate, with_deadline
 from topologies.scope import FoldScope
-from topologies.text import find_dates
+from topologies.text import DateMention, find_dates
 
 __all__ = ["Cluster", "IntentEmergence", "evidence_event_ids", "intent_view", "with_deadline"]
 
@@ -827,6 +828,12 @@ def _event_name(event: Node) -> str:
     return words[:80]
 
 
+@lru_cache(maxsize=4096)
+def _dates_in(text: str, ts: datetime) -> tuple[DateMention, ...]:
+    """The dates an event's words name: read once per event, not on every reinforcement."""
+    return tuple(find_dates(text, ts))
+
+
 def _named_days(
     graph: MemoryGraph, events: Iterable[str], now: datetime
 ) -> tuple[dict[date, set[str]], set[date]]:
@@ -844,7 +851,7 @@ def _named_days(
         if node.ts is None:
             continue
         text = f"{node.title}\n{node.text}"[:MAX_TEXT]
-        for mention in find_dates(text, node.ts):
+        for mention in _dates_in(text, node.ts):
             if mention.when < now:
                 continue
             day = mention.when.date()
