@@ -70,26 +70,31 @@ def default_plan_reply(body: dict[str, Any]) -> Reply:
         ]
     else:
         title = " ".join(str(event.get("title") or event.get("body") or "note").split()[:6])
-        ops = [
-            {
-                "op": "ADD_NODE",
-                "ref": "n1",
-                "kind": "CONCEPT",
-                "title": title,
-                "text": "",
-                "reasoning": "new theme",
-                "grounded_in": ["E"],
-            },
-            {
-                "op": "ADD_EDGE",
-                "src": "E",
-                "dst": "n1",
-                "kind": "GROUNDS",
-                "reasoning": "evidence",
-                "grounded_in": ["E"],
-            },
-        ]
+        ops = list(new_concept_ops(title, "new theme"))
     return Reply(content=json.dumps({"ops": ops, "notes": "fake"}))
+
+
+def new_concept_ops(title: str, reasoning: str = "theme") -> tuple[dict[str, Any], ...]:
+    """The two ops of a valid reply: a concept `n1` titled `title`, grounded in the event."""
+    return (
+        {
+            "op": "ADD_NODE",
+            "ref": "n1",
+            "kind": "CONCEPT",
+            "title": title,
+            "text": "",
+            "reasoning": reasoning,
+            "grounded_in": ["E"],
+        },
+        {
+            "op": "ADD_EDGE",
+            "src": "E",
+            "dst": "n1",
+            "kind": "GROUNDS",
+            "reasoning": "evidence",
+            "grounded_in": ["E"],
+        },
+    )
 
 
 class FakeOpenAI:

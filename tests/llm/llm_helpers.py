@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from foldmem_testing.fakeserver import new_concept_ops
+
 Rig = Any  # tests/llm/conftest.py Rig (conftest modules are not importable)
 
 
@@ -12,27 +14,9 @@ def plan_json(*ops: dict[str, Any]) -> str:
     return json.dumps({"ops": list(ops), "notes": ""})
 
 
-def new_concept(title: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def new_concept(title: str) -> tuple[dict[str, Any], ...]:
     """The two ops of a valid plan: a concept `n1` titled `title`, grounded in the event."""
-    return (
-        {
-            "op": "ADD_NODE",
-            "ref": "n1",
-            "kind": "CONCEPT",
-            "title": title,
-            "text": "",
-            "reasoning": "theme",
-            "grounded_in": ["E"],
-        },
-        {
-            "op": "ADD_EDGE",
-            "src": "E",
-            "dst": "n1",
-            "kind": "GROUNDS",
-            "reasoning": "evidence",
-            "grounded_in": ["E"],
-        },
-    )
+    return new_concept_ops(title)
 
 
 async def fold(rig: Rig, event: Any) -> Any:

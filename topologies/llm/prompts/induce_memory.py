@@ -37,22 +37,22 @@ class _Action(BaseModel):
     reasoning: str = Field(default="", max_length=500)
 
 
-class CreateSchema(_Action):
+class _Create(_Action):
+    """What a new schema and a new intention both carry."""
+
+    ref: str = Field(pattern=r"^[A-Za-z0-9_\-]{1,32}$")
+    title: str = Field(min_length=1, max_length=120)
+    description: str = Field(default="", max_length=1000)
+    category: str = Field(default="general", max_length=64)
+    evidence: list[str] = Field(default_factory=list, max_length=200)
+
+
+class CreateSchema(_Create):
     tool: Literal["create_schema"] = "create_schema"
-    ref: str = Field(pattern=r"^[A-Za-z0-9_\-]{1,32}$")
-    title: str = Field(min_length=1, max_length=120)
-    description: str = Field(default="", max_length=1000)
-    category: str = Field(default="general", max_length=64)
-    evidence: list[str] = Field(default_factory=list, max_length=200)
 
 
-class CreateIntention(_Action):
+class CreateIntention(_Create):
     tool: Literal["create_intention"] = "create_intention"
-    ref: str = Field(pattern=r"^[A-Za-z0-9_\-]{1,32}$")
-    title: str = Field(min_length=1, max_length=120)
-    description: str = Field(default="", max_length=1000)
-    category: str = Field(default="general", max_length=64)
-    evidence: list[str] = Field(default_factory=list, max_length=200)
     supporting: list[str] = Field(default_factory=list, max_length=8)  # schema refs or ids
     deadline: datetime | None = None
 
