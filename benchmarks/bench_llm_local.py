@@ -330,6 +330,7 @@ def event_row(
         "facts": int(plan.extra.get("facts", 0)) if plan else 0,
         "concept_from_rules": int(plan.extra.get("concept_from_rules", 0)) if plan else 0,
         "concept_overridden": int(plan.extra.get("concept_overridden", 0)) if plan else 0,
+        "labels_from_rules": int(plan.extra.get("labels_from_rules", 0)) if plan else 0,
         "error": str(plan.extra.get("error", ""))[:300] if plan else "",
     }
 
@@ -363,6 +364,7 @@ def plan_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "facts_per_event": sum(r["facts"] for r in rows) / n,
         "concept_from_rules": sum(r.get("concept_from_rules", 0) for r in rows) / n,
         "concept_overridden": sum(r.get("concept_overridden", 0) for r in rows) / n,
+        "labels_from_rules": sum(min(1, r.get("labels_from_rules", 0)) for r in rows) / n,
     }
 
 
@@ -454,9 +456,10 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
         "## How the events were planned",
         "",
         "| scenario | events | valid non-empty | first reply | repaired | empty kept | "
-        "fallbacks | concept from the rules | model's concept overridden | calls/event | "
+        "fallbacks | concept from the rules | model's concept overridden | "
+        "model's label less fitting | calls/event | "
         "s/event (median) | server CPU s/event | tokens in/out per event | facts/event |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rep in [*reports, None]:
         plans = total if rep is None else rep.plans
@@ -469,6 +472,7 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
             f"{_pct(plans['first_reply'])} | {_pct(plans['repaired'])} | "
             f"{_pct(plans['empty_accepted'])} | {fallbacks} | "
             f"{_pct(plans['concept_from_rules'])} | {_pct(plans.get('concept_overridden', 0))} | "
+            f"{_pct(plans.get('labels_from_rules', 0))} | "
             f"{plans['calls_per_event']:.2f} | "
             f"{plans['seconds_per_event']:.1f} ({plans['seconds_median']:.1f}) | "
             f"{'-' if cpu is None else f'{cpu:.1f}'} | {est}{plans['tokens_in_per_event']:.0f} / "
@@ -484,7 +488,9 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
         "some; error: timeout or server error). Concept from the rules: the model's plan gave "
         "the event no concept close to it, the heuristic planner's concept was added. Model's "
         "concept overridden: with concept boundaries from the rules, the model had chosen "
-        "another concept for the event than the heuristic planner. Calls "
+        "another concept for the event than the heuristic planner. Model's label less "
+        "fitting: its concept label (or rename) described the concept's members less well "
+        "than the rules' label (cosine to their centroid), which was kept. Calls "
         "include fact-reconciliation calls. "
         "Seconds: from sending a request to its last token (wall clock, loaded machine); server "
         "CPU: the llama.cpp process's CPU time per event asked live. Tokens marked ~ are "

@@ -12,6 +12,7 @@ from llm_helpers import Rig, fold
 from foldmem_testing.fakeserver import Reply, default_plan_reply
 from schemas.graph import NodeKind
 from topologies.facts.extract import extract_items
+from topologies.facts.llm_extract import PlanFacts
 from topologies.facts.step import event_text
 from topologies.llm.breaker import BreakerState
 from topologies.llm.prompts.extract_facts import SYSTEM_PROMPT
@@ -143,3 +144,28 @@ async def test_extraction_tokens_are_booked_and_count_against_the_budget(
     await fold(rig, make_event("note", BODIES[1]))
     assert rig.fake.calls == calls  # over budget: neither a plan nor an extraction call
     assert rig.ledger.tenant("alice")["facts_skipped"] >= 1
+
+
+# ----------------------------------------------------- facts="plan": the plan's statements first
+async def test_the_plans_facts_come_with_the_rules_statements_the_model_left_out(
+    make_event: Any,
+) -> None:
+    """A small model states one of the event's three statements; the rules' reading supplies
+    the two it left out, and the one it restated in its own words is not added twice."""
+    body = " ".join(BODIES)
+    event = make_event("note", body)
+    sink = PlanFacts()
+    sink.put(event.tenant, event.id, ["The user moved to Ghent last week"])
+    items = await sink.extract(event)
+    assert items is not None
+    texts = [i.text for i in items]
+    assert texts[0] == "The user moved to Ghent last week"
+    rules = [i.text for i in extract_items(body)]
+    assert len(rules) >= 3
+    restated = [t for t in rules if "Ghent" in t]
+    assert restated and not set(restated) & set(texts[1:])
+    assert set(texts[1:]) == set(rules) - set(restated)
+
+
+async def test_an_event_without_plan_facts_gets_the_rules(make_event: Any) -> None:
+    assert await PlanFacts().extract(make_event("note", BODIES[0])) is None

@@ -15,6 +15,7 @@ from schemas.plans import AddEdge, AddNode, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
 from topologies.heuristic_planner import HeuristicPlanner
 from topologies.llm.boundaries import rule_boundaries
+from topologies.naming.namer import Namer
 
 EVENT = "ev:new"
 KINDS = {EVENT: NodeKind.EVENT, "ev:old": NodeKind.EVENT, "c:trip": NodeKind.CONCEPT,
@@ -154,3 +155,75 @@ def test_the_setting_reaches_the_planner() -> None:
     assert LLMConfig().concept_boundaries == "rules"
     settings = Settings(llm_concept_boundaries="model")  # FOLDMEM_LLM_CONCEPT_BOUNDARIES
     assert LLMConfig.from_settings(settings).concept_boundaries == "model"
+
+
+# ------------------------------------------------- labels that fit the members (rules' boundaries)
+ERRANDS = ["umbrella", "adapter", "sunscreen", "earplugs"]
+
+
+def off_theme(text: str, errand: str) -> str:
+    return f"{text}, and buy the {errand}"
+
+
+def titles_of(rig: Rig) -> list[str]:
+    return [n.title for n in rig.memory().graph.nodes(NodeKind.CONCEPT)]
+
+
+async def test_a_label_of_one_events_errand_gives_way_to_the_rules_label(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: Any
+) -> None:
+    """The model sees one event: it names the trip after the errand in it (a word of the
+    event, so it passes the copy checks); the members' centroid is the trip."""
+    rig = make_rig(rule_structure=True, concept_boundaries="rules", namer=Namer(embedder))
+    rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
+    for text, errand in zip(TRIP, ERRANDS, strict=True):
+        rig.fake.push(Reply(content=plan_json(*new_concept(errand.capitalize()))))
+        await fold(rig, make_event(off_theme(text, errand), text))
+    titles = titles_of(rig)
+    assert titles and not {t.casefold() for t in titles} & set(ERRANDS)
+    kept = sum(u.extra.get("labels_from_rules", 0) for u in rig.ledger.recent(4))
+    assert kept >= 1
+
+
+async def test_a_label_that_fits_the_members_is_the_models(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: Any
+) -> None:
+    rig = make_rig(rule_structure=True, concept_boundaries="rules", namer=Namer(embedder))
+    rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
+    for text in TRIP:
+        rig.fake.push(Reply(content=plan_json(*new_concept("Thailand trip Bangkok"))))
+        await fold(rig, make_event(text, text))
+    assert titles_of(rig) == ["Thailand trip Bangkok"]
+
+
+async def test_a_rename_that_fits_worse_keeps_the_current_name(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: Any
+) -> None:
+    rig = make_rig(rule_structure=True, concept_boundaries="rules", namer=Namer(embedder))
+    rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
+    for text in TRIP[:3]:
+        rig.fake.push(Reply(content=plan_json(*new_concept("Thailand trip Bangkok"))))
+        await fold(rig, make_event(text, text))
+    (concept,) = rig.memory().graph.nodes(NodeKind.CONCEPT)
+    rename = {"op": "UPDATE_NODE", "id": "C1", "title": "Earplugs", "reasoning": "renamed",
+              "grounded_in": ["E"]}  # fmt: skip
+    rig.fake.push(Reply(content=plan_json(rename)))
+    await fold(rig, make_event(off_theme(TRIP[3], "earplugs"), TRIP[3]))
+    assert rig.memory().graph.get(concept.id).title == "Thailand trip Bangkok"
+
+
+async def test_the_rules_deadline_of_a_concept_comes_with_the_models_plan(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: Any
+) -> None:
+    """The rules open the concept on a day-naming event: its DEADLINE_FOR edge from the new
+    TIME node reaches the rules' concept, as in the heuristic's own plan."""
+    rig = rig_with_rules(make_rig, embedder, "rules")
+    texts = [f"{t}, due by 2{i} November" for i, t in enumerate(TRIP)]
+    for text in texts:
+        rig.fake.push(Reply(content=plan_json(*new_concept(model_label(text)))))
+        await fold(rig, make_event(text, text))
+    graph = rig.memory().graph
+    (concept,) = graph.nodes(NodeKind.CONCEPT)
+    dated = [e for e in graph.in_edges(concept.id, EdgeKind.DEADLINE_FOR)]
+    assert dated, "the concept lost the rules' deadline"
+    assert len(list(graph.nodes(NodeKind.TIME))) == len(texts)  # every event's day, none skipped

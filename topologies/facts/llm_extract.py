@@ -34,18 +34,21 @@ from schemas.events import RawEvent
 from topologies.embedding import Embedder
 from topologies.facts.extract import ExtractedItem, ExtractorConfig, extract_items, normalise
 from topologies.facts.slots import cue_of
-from topologies.facts.step import FactStep, ItemExtractor
+from topologies.facts.step import FactStep, ItemExtractor, event_text
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import JsonCompleter
 from topologies.llm.guard import GuardedTask
+from topologies.llm.names import word_stem
 from topologies.llm.prompts import extract_facts
 from topologies.llm.prompts.extract_facts import ExtractedItemModel, ExtractionReply
 from topologies.llm.usage import UsageLedger
 from topologies.planner import Planner
+from topologies.text import is_content_word, tokens
 
 log = structlog.get_logger(__name__)
 
 _PREFIX = {"identity": "identity", "stance": "stance", "attribute": "attr"}
+RESTATED = 0.5  # share of a rules statement's words a plan statement uses to restate it
 
 
 def to_item(model: ExtractedItemModel) -> ExtractedItem:
@@ -159,11 +162,27 @@ class PlanFacts:
             self._statements.popitem(last=False)
 
     async def extract(self, event: RawEvent) -> list[ExtractedItem] | None:
+        """The plan's statements, then the rules' statements of the event that none of them
+        restates (a small model leaves some out; the rules' reading of the event is the
+        fallback for what it missed), up to ``max_items``."""
         statements = self._statements.pop((event.tenant, event.id), None)
         if not statements:
             return None
         items = _once([plan_item(s, self.config) for s in statements])
+        said = [_stems(item.text) for item in items]
+        for item in extract_items(event_text(event), self.config):
+            if not _restated(_stems(item.text), said):
+                items.append(item)
         return items[: self.config.max_items]
+
+
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(word_stem(w) for w in tokens(text) if is_content_word(w))
+
+
+def _restated(stems: frozenset[str], said: list[frozenset[str]]) -> bool:
+    """Does one of the model's statements use at least half of this statement's words?"""
+    return not stems or any(len(stems & other) >= RESTATED * len(stems) for other in said)
 
 
 def model_fact_step(

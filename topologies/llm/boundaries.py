@@ -63,7 +63,7 @@ def rule_boundaries(
     rule_new = _new_concepts(heuristic)
     model_targets = concept_targets(model, event_id, kind_of)
     rule_targets = concept_targets(heuristic, event_id, kind_of)
-    rule_ref = {ref: f"{RULE_CONCEPT_REF}{i + 1}" for i, ref in enumerate(rule_new)}
+    rule_ref = rule_concept_refs(heuristic)
     target = _single(rule_targets)
     target = rule_ref.get(target, target) if target is not None else None
 
@@ -102,6 +102,17 @@ def rule_boundaries(
     )
     plan = model.model_copy(update={"ops": [*_nodes_first(kept)]})
     return Bounded(plan, overridden)
+
+
+def rule_concept_refs(heuristic: UpdatePlan) -> dict[str, str]:
+    """The heuristic plan's new concepts (its refs) and their refs in the merged plan."""
+    return {ref: f"{RULE_CONCEPT_REF}{i + 1}" for i, ref in enumerate(_new_concepts(heuristic))}
+
+
+def rule_labels(heuristic: UpdatePlan) -> dict[str, str]:
+    """The heuristic's own label of each concept it opens, by its ref in the merged plan."""
+    new = _new_concepts(heuristic)
+    return {merged: new[ref].title for ref, merged in rule_concept_refs(heuristic).items()}
 
 
 def _new_concepts(plan: UpdatePlan) -> dict[str, AddNode]:

@@ -43,15 +43,16 @@ def name_words(participants: Iterable[str]) -> frozenset[str]:
     return frozenset(words)
 
 
-def _stem(word: str) -> str:
+def word_stem(word: str) -> str:
+    """A crude stem that forgives plurals and endings (the first five letters)."""
     word = word.lower()
     return word[:5] if len(word) > 5 else word.rstrip("s")
 
 
 def shares_a_word(label: str, text: str) -> bool:
     """Does the label use a content word of the text (forgiving plurals and endings)?"""
-    stems = {_stem(w) for w in tokens(text) if is_content_word(w)}
-    return any(_stem(w) in stems for w in tokens(label) if is_content_word(w))
+    stems = {word_stem(w) for w in tokens(text) if is_content_word(w)}
+    return any(word_stem(w) in stems for w in tokens(label) if is_content_word(w))
 
 
 def _size_problem(text: str, chars: int, words: int, what: str) -> str | None:

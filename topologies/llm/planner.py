@@ -23,6 +23,7 @@ concurrently for different tenants; it never mutates memory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,7 +34,7 @@ from schemas.graph import EdgeKind, NodeKind
 from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, UpdateNode, UpdatePlan
 from topologies.entities import ensure_entity_index
 from topologies.llm import names
-from topologies.llm.boundaries import KindOf, rule_boundaries
+from topologies.llm.boundaries import KindOf, rule_boundaries, rule_concept_refs, rule_labels
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import LLMReply, ModelClient
 from topologies.llm.config import LLMConfig
@@ -379,7 +380,15 @@ class LLMPlanner:
             plan = self._bounded(request, plan, heuristic, kind_of, usage)
         concept = _grounds_a_concept(request, plan)
         rules_decide = self.config.concept_boundaries == "rules"
-        extra = rule_structure(heuristic, kind_of, concepts=not concept and not rules_decide)
+        in_plan = {op.ref for op in plan.ops if isinstance(op, AddNode)}
+        concept_refs = (
+            {h: m for h, m in rule_concept_refs(heuristic).items() if m in in_plan}
+            if rules_decide
+            else None
+        )
+        extra = rule_structure(
+            heuristic, kind_of, concepts=not concept and not rules_decide, concept_refs=concept_refs
+        )
         have = {(op.src, op.dst, op.kind) for op in plan.ops if isinstance(op, AddEdge)}
         extra = [op for op in extra if not isinstance(op, AddEdge) or (op.src, op.dst, op.kind)
                  not in have]  # fmt: skip
@@ -418,7 +427,49 @@ class LLMPlanner:
             return plan
         if bounded.overridden:
             usage.extra["concept_overridden"] = 1
-        return bounded.plan
+        return self._fitting_labels(request, bounded.plan, heuristic, usage)
+
+    def _fitting_labels(
+        self, request: PlanRequest, plan: UpdatePlan, heuristic: UpdatePlan, usage: EventUsage
+    ) -> UpdatePlan:
+        """With the rules' boundaries, the model names a concept only with a label that
+        describes the concept's members at least as well as the rules' label does (its
+        vector as near their centroid, ``Namer.label_fit``): the model sees one event, the
+        rules' label comes from all the members. A new concept then takes the rules' label; a
+        rename of an existing concept takes the rules' relabel or keeps the current name."""
+        if self.namer is None or self.namer.embedder is None:
+            return plan
+        graph, event = request.memory.graph, request.event_node.id
+        rule_new = rule_labels(heuristic)
+        relabels = {
+            graph.resolve(op.id): op.title
+            for op in heuristic.ops
+            if isinstance(op, UpdateNode) and op.title is not None
+        }
+        out = plan
+        for op in plan.ops:
+            if isinstance(op, AddNode) and op.ref in rule_new:
+                members = [event, *_evidence_of(plan, op.ref, graph.resolve)]
+                rival: str | None = rule_new[op.ref]
+            elif isinstance(op, UpdateNode) and op.title is not None:
+                concept = graph.get(graph.resolve(op.id))
+                if concept is None or concept.kind != NodeKind.CONCEPT:
+                    continue
+                members = [event, *self.namer.concept_members(request.memory, concept.id)]
+                rival = relabels.get(concept.id) or concept.title
+            else:
+                continue
+            if not rival or op.title is None or op.title == rival:
+                continue
+            fit, rival_fit = self.namer.label_fit(request.memory, members, [op.title, rival])
+            if fit >= rival_fit:
+                continue
+            log.info("llm_label_less_fitting", tenant=request.event.tenant,
+                     event_id=request.event.id, proposed=op.title, fit=round(fit, 3),
+                     kept=rival, kept_fit=round(rival_fit, 3))  # fmt: skip
+            usage.extra["labels_from_rules"] = int(usage.extra.get("labels_from_rules", 0)) + 1
+            out = _replace(out, op, op.model_copy(update={"title": rival}))
+        return out
 
     # ------------------------------------------------------------------ names
     def _checked_names(
@@ -691,6 +742,15 @@ def _a_person(request: PlanRequest, label: str) -> bool:
     """Is the label the name of someone in the user's events ("Dani", "Marcus Bell")?"""
     name = " ".join(label.casefold().split())
     return name in ensure_entity_index(request.memory, request.event_node).people()
+
+
+def _evidence_of(plan: UpdatePlan, ref: str, resolve: Callable[[str], str]) -> list[str]:
+    """The nodes the plan makes evidence of its new node ``ref``."""
+    return [
+        resolve(op.src)
+        for op in plan.ops
+        if isinstance(op, AddEdge) and op.dst == ref and op.kind in _EVIDENCE
+    ]
 
 
 def _grounds_a_concept(request: PlanRequest, plan: UpdatePlan) -> bool:

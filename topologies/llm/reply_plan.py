@@ -612,13 +612,18 @@ def fact_ops(plan: UpdatePlan) -> tuple[UpdatePlan, list[AddNode]]:
 
 
 def rule_structure(
-    heuristic: UpdatePlan, kind_of: Callable[[str], NodeKind | None], concepts: bool = False
+    heuristic: UpdatePlan,
+    kind_of: Callable[[str], NodeKind | None],
+    concepts: bool = False,
+    concept_refs: dict[str, str] | None = None,
 ) -> list[PlanOp]:
     """The heuristic plan's dates and event links, to add to the model's plan: its new TIME
     nodes and the edges among events and those TIME nodes (entity links, DEADLINE_FOR to an
     event). Nothing that names a concept, a fact or an intent, those are the model's to
     decide, unless ``concepts`` (the model gave the event no concept): then the heuristic's
-    whole plan. Refs are renamed ``h1``, ``h2``, ... (the model's are ``n1``, ...)."""
+    whole plan. ``concept_refs`` (the rules decide concept membership): the heuristic's new
+    concepts by their ref in the model's plan; the dates' DEADLINE_FOR edges to those and to
+    existing concepts come too. Refs are renamed ``h1``, ``h2``, ... (the model's are ``n1``)."""
     refs: dict[str, str] = {}
     if concepts:
         for op in heuristic.ops:
@@ -632,15 +637,29 @@ def rule_structure(
             refs[op.ref] = f"h{len(refs) + 1}"
             kinds[refs[op.ref]] = op.kind
             out.append(op.model_copy(update={"ref": refs[op.ref]}))
+    for merged in (concept_refs or {}).values():
+        kinds[merged] = NodeKind.CONCEPT
     structural = (NodeKind.EVENT, NodeKind.TIME)
     for op in heuristic.ops:
         if not isinstance(op, AddEdge):
             continue
         src, dst = refs.get(op.src, op.src), refs.get(op.dst, op.dst)
+        if concept_refs is not None:
+            src, dst = concept_refs.get(src, src), concept_refs.get(dst, dst)
         src_kind = kinds.get(src) or kind_of(src)
         dst_kind = kinds.get(dst) or kind_of(dst)
-        if src_kind in structural and dst_kind in structural:
-            out.append(op.model_copy(update={"src": src, "dst": dst}))
+        dated = (
+            concept_refs is not None
+            and op.kind == EdgeKind.DEADLINE_FOR
+            and src_kind == NodeKind.TIME
+            and dst_kind == NodeKind.CONCEPT
+        )
+        if (src_kind in structural and dst_kind in structural) or dated:
+            grounds = [refs.get(g, g) for g in op.grounded_in]
+            if concept_refs is not None:
+                grounds = [concept_refs.get(g, g) for g in grounds]
+            known = [g for g in grounds if g in kinds or kind_of(g) is not None]
+            out.append(op.model_copy(update={"src": src, "dst": dst, "grounded_in": known}))
     linked = {n for op in out if isinstance(op, AddEdge) for n in (op.src, op.dst)}
     return [op for op in out if not isinstance(op, AddNode) or op.ref in linked]
 

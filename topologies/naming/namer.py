@@ -211,6 +211,21 @@ class Namer:
             return [], None
         return labels[:SIBLINGS], np.vstack(rows[:SIBLINGS]).astype(np.float32)
 
+    def label_fit(
+        self, memory: TenantMemory, member_ids: Sequence[str], labels: Sequence[str]
+    ) -> list[float]:
+        """How well each label describes a concept with these member events: the cosine of
+        the label's vector with the members' centroid (0.0 for every label without members)."""
+        members, vectors = self._events(memory, member_ids)
+        centroid = vectors.mean(axis=0) if members else None
+        norm = float(np.linalg.norm(centroid)) if centroid is not None else 0.0
+        if centroid is None or not norm or not labels:
+            return [0.0] * len(labels)
+        rows = self.embed(list(labels))
+        lengths = np.linalg.norm(rows, axis=1)
+        lengths[lengths == 0] = 1.0
+        return [float(x) for x in (rows @ (centroid / norm)) / lengths]
+
     # ------------------------------------------------------------------ intents
     def title_intent(
         self,
