@@ -204,7 +204,7 @@ def _score(
     values = table.values
     values["knn"] = np.array([max(0.0, knn.get(nid, 0.0)) for nid in order])
     values["pagerank"] = _pagerank(memory, order, values["knn"], now, config, decay_per_day)
-    values["recency"] = np.array([_recency(node, now, tau) for node in nodes])
+    values["recency"] = _recencies(memory, nodes, now, tau)
     values["access"] = np.array([math.log1p(node.access_count) for node in nodes])
     values["urgency"] = _urgencies(memory, nodes, now, horizon)
     values["type"] = np.array([TYPE_PRIOR[node.kind] for node in nodes])
@@ -301,8 +301,8 @@ def personalized_pagerank(
     return np.asarray(ranks)
 
 
-def _recency(node: Node, now: datetime, tau_days: float) -> float:
-    """Ebbinghaus kernel on the latest touch: event time, last access, last update."""
+def _touches(node: Node) -> tuple[datetime, ...]:
+    """The node's touches, latest first: event time, last access, last update."""
     stamps = [node.last_access]
     if node.kind == NodeKind.EVENT:
         stamps.append(node.ts)
@@ -310,11 +310,24 @@ def _recency(node: Node, now: datetime, tau_days: float) -> float:
         stamps.extend([node.updated_at, node.created_at])
         if node.kind != NodeKind.TIME:
             stamps.append(node.ts)
-    known = [s for s in stamps if s is not None and s <= now]
-    if not known:
-        return 1.0 if any(s is not None for s in stamps) else 0.0  # all in the future
-    days = (now - max(known)).total_seconds() / 86400.0
-    return math.exp(-days / max(tau_days, 1e-6))
+    return tuple(sorted((s for s in stamps if s is not None), reverse=True))
+
+
+def _recency(touches: tuple[datetime, ...], now: datetime, tau_days: float) -> float:
+    """Ebbinghaus kernel on the latest touch up to ``now``."""
+    for latest in touches:
+        if latest <= now:
+            days = (now - latest).total_seconds() / 86400.0
+            return math.exp(-days / max(tau_days, 1e-6))
+    return 1.0 if touches else 0.0  # all in the future
+
+
+def _recencies(
+    memory: TenantMemory, nodes: list[Node], now: datetime, tau_days: float
+) -> npt.NDArray[np.float64]:
+    """``_recency`` of each node; a node's touches are read once per version of the node."""
+    memo = memory.node_memo
+    return np.array([_recency(memo.get("touches", n, _touches), now, tau_days) for n in nodes])
 
 
 def _deadlines(memory: TenantMemory, node: Node) -> list[datetime]:
