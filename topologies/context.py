@@ -203,8 +203,8 @@ def _score(
     tau, horizon = config.recency_tau_days, config.urgency_horizon_days
     values = table.values
     values["knn"] = np.array([max(0.0, knn.get(nid, 0.0)) for nid in order])
-    values["pagerank"] = _pagerank(memory, order, knn, now, config, decay_per_day)
-    values["recency"] = np.array([_recency(node, now, tau) for node in nodes])
+    values["pagerank"] = _pagerank(memory, order, values["knn"], now, config, decay_per_day)
+    values["recency"] = _recencies(memory, nodes, now, tau)
     values["access"] = np.array([math.log1p(node.access_count) for node in nodes])
     values["urgency"] = _urgencies(memory, nodes, now, horizon)
     values["type"] = np.array([TYPE_PRIOR[node.kind] for node in nodes])
@@ -218,39 +218,37 @@ def _score(
 def _pagerank(
     memory: TenantMemory,
     order: list[str],
-    knn: dict[str, float],
+    seeds: npt.NDArray[np.float64],
     now: datetime,
     config: ContextConfig,
     decay_per_day: float,
 ) -> npt.NDArray[np.float64]:
-    """Personalized PageRank on the candidate subgraph (undirected, decayed weights).
+    """Personalized PageRank on the candidate subgraph (undirected, decayed weights), seeded
+    by the candidates' kNN cosines (``seeds``, in ``order``).
 
     A sparse power iteration: the subgraph has at most ``max_candidates`` nodes, where
     building a networkx graph per fold cost more than the ranking itself.
     """
-    cache, graph = memory.edge_cache, memory.graph
-    entries = [cache.get(graph, nid, decay_per_day) for nid in order]
-    keys = np.array([cache.key(nid) for nid in order], dtype=np.int64)
+    entries = memory.edge_cache.many(memory.graph, order, decay_per_day)
+    keys = np.array([e.key for e in entries], dtype=np.int64)
+    # every candidate's kept outgoing edges in one array, in candidate order; those whose
+    # target is another candidate are the subgraph's edges
+    out = np.concatenate([e.out for e in entries], axis=1)
     rows = cols = np.zeros(0, dtype=np.intp)
     weights = np.zeros(0)
-    if entries and any(len(e.out_keys) for e in entries):
-        # every candidate's kept outgoing edges in one array, in candidate order; those whose
-        # target is another candidate are the subgraph's edges
-        targets = np.concatenate([e.out_keys for e in entries])
-        sources = np.repeat(np.arange(len(order)), [len(e.out_keys) for e in entries])
+    if out.shape[1]:
+        targets = out[0].astype(np.int64)
+        sources = np.repeat(np.arange(len(order)), [e.out.shape[1] for e in entries])
         by_key = np.argsort(keys)
         at = np.minimum(np.searchsorted(keys, targets, sorter=by_key), len(keys) - 1)
         found = by_key[at]
         inside = (keys[found] == targets) & (found != sources)
         src, dst = sources[inside], found[inside]
-        w0 = np.concatenate([e.out_w0 for e in entries])[inside]
-        t_last = np.concatenate([e.out_t for e in entries])[inside]
-        weight = decayed(w0, t_last, now, decay_per_day)  # each edge's weight once per fold
+        weight = decayed(out[1][inside], out[2][inside], now, decay_per_day)  # once per fold
         # both directions of each edge, pair by pair (duplicates add up in the same order)
         rows = np.column_stack([src, dst]).ravel()
         cols = np.column_stack([dst, src]).ravel()
         weights = np.repeat(weight, 2)
-    seeds = np.array([max(0.0, knn.get(nid, 0.0)) for nid in order], dtype=np.float64)
     if seeds.sum() <= 0:
         seeds = np.ones(len(order))
     return personalized_pagerank(len(order), rows, cols, weights, seeds, config.pagerank_alpha)
@@ -288,18 +286,23 @@ def personalized_pagerank(
         dangling = out_weight == 0
         scale = np.divide(1.0, out_weight, out=np.zeros(size), where=~dangling)
         backward = (sparse.diags(scale) @ matrix).T.tocsr()  # ranks @ P, as P.T @ ranks
+    restart = (1.0 - alpha) * teleport
+    spill = np.flatnonzero(dangling)  # the dangling nodes' mass returns to the seeds
     ranks = teleport.copy()
     for _ in range(max_iter):
         previous = ranks
-        ranks = alpha * (backward @ previous + previous[dangling].sum() * teleport)
-        ranks += (1.0 - alpha) * teleport
+        step = backward @ previous
+        if len(spill):
+            step += previous[spill].sum() * teleport
+        ranks = alpha * step
+        ranks += restart
         if np.abs(ranks - previous).sum() < size * tol:
             break
     return np.asarray(ranks)
 
 
-def _recency(node: Node, now: datetime, tau_days: float) -> float:
-    """Ebbinghaus kernel on the latest touch: event time, last access, last update."""
+def _touches(node: Node) -> tuple[datetime, ...]:
+    """The node's touches, latest first: event time, last access, last update."""
     stamps = [node.last_access]
     if node.kind == NodeKind.EVENT:
         stamps.append(node.ts)
@@ -307,11 +310,24 @@ def _recency(node: Node, now: datetime, tau_days: float) -> float:
         stamps.extend([node.updated_at, node.created_at])
         if node.kind != NodeKind.TIME:
             stamps.append(node.ts)
-    known = [s for s in stamps if s is not None and s <= now]
-    if not known:
-        return 1.0 if any(s is not None for s in stamps) else 0.0  # all in the future
-    days = (now - max(known)).total_seconds() / 86400.0
-    return math.exp(-days / max(tau_days, 1e-6))
+    return tuple(sorted((s for s in stamps if s is not None), reverse=True))
+
+
+def _recency(touches: tuple[datetime, ...], now: datetime, tau_days: float) -> float:
+    """Ebbinghaus kernel on the latest touch up to ``now``."""
+    for latest in touches:
+        if latest <= now:
+            days = (now - latest).total_seconds() / 86400.0
+            return math.exp(-days / max(tau_days, 1e-6))
+    return 1.0 if touches else 0.0  # all in the future
+
+
+def _recencies(
+    memory: TenantMemory, nodes: list[Node], now: datetime, tau_days: float
+) -> npt.NDArray[np.float64]:
+    """``_recency`` of each node; a node's touches are read once per version of the node."""
+    memo = memory.node_memo
+    return np.array([_recency(memo.get("touches", n, _touches), now, tau_days) for n in nodes])
 
 
 def _deadlines(memory: TenantMemory, node: Node) -> list[datetime]:
@@ -402,7 +418,7 @@ def _select(
     for score, i in _ranked(table, remaining, weights)[: config.working]:
         working.append(_tier_item(table, i, "working", score))
         remaining[i] = False
-    chosen = [item.node_id for item in [*immediate, *working]]
+    chosen = np.flatnonzero(~remaining)  # in no particular order: a maximum is one
     background = _mmr(memory, table, remaining, chosen, config.background)
     return Context(immediate=immediate, working=working, background=background, knn=knn)
 
@@ -411,7 +427,7 @@ def _mmr(
     memory: TenantMemory,
     table: _Table,
     pool: npt.NDArray[np.bool_],
-    chosen: list[str],
+    chosen: npt.NDArray[np.intp],
     budget: int,
 ) -> list[ContextItem]:
     """Background: greedy 0.8 centrality + 0.2 diversity, diversity against all selected.
@@ -422,12 +438,13 @@ def _mmr(
     left = np.flatnonzero(pool)
     if not len(left):
         return []
-    matrix, has_vec = _vectors(memory, [table.nodes[i] for i in left])
+    # the remaining candidates' vectors and the selected nodes' in one lookup
+    matrix, has_vec = _vectors(memory, [table.nodes[i] for i in [*left, *chosen]])
+    matrix, has_vec, picked, picked_has = matrix[: len(left)], has_vec[: len(left)], \
+        matrix[len(left) :], has_vec[len(left) :]  # fmt: skip
     best_sim = np.full(len(left), -np.inf)
-    for nid in chosen:
-        vec = memory.vector(nid)
-        if vec is not None:
-            best_sim = np.maximum(best_sim, matrix @ vec)
+    for vec in picked[picked_has]:
+        best_sim = np.maximum(best_sim, matrix @ vec)
     centrality = table.values["centrality"][left]
     taken = np.zeros(len(left), dtype=bool)
     out: list[ContextItem] = []

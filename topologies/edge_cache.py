@@ -39,11 +39,12 @@ class NodeEdges:
     """One node's scanned edges at one edge stamp."""
 
     stamp: int
+    key: int  # the node's integer key (EdgeCache.key)
     ranked: list[tuple[str, Edge]]  # (other end, edge), strongest first
-    out_ids: list[str]  # outgoing edges' targets (the PageRank rows)
-    out_keys: npt.NDArray[np.int64]  # ... as the cache's integer keys (EdgeCache.key)
-    out_w0: npt.NDArray[np.float64]
-    out_t: npt.NDArray[np.float64]  # t_last, seconds since the epoch
+    # outgoing edges (the PageRank rows), one column each: the target's key (EdgeCache.key,
+    # exact as a float), w0 and t_last (seconds since the epoch); one array, so a fold
+    # gathers its candidates' edges in one concatenation
+    out: npt.NDArray[np.float64]
 
 
 def _strength(edge: Edge, decay_per_day: float) -> float:
@@ -86,16 +87,26 @@ class EdgeCache:
         return found
 
     def get(self, graph: MemoryGraph, node_id: str, decay_per_day: float) -> NodeEdges:
+        return self.many(graph, [node_id], decay_per_day)[0]
+
+    def many(
+        self, graph: MemoryGraph, node_ids: list[str], decay_per_day: float
+    ) -> list[NodeEdges]:
+        """The entries of ``node_ids`` (in order), scanned again where a node's edges changed:
+        one call for a fold's candidates."""
         if decay_per_day != self._decay:
             self._reset()
             self._decay = decay_per_day
-        stamp = graph.edge_stamp(node_id)
-        entry = self._entries.get(node_id)
-        if entry is None or entry.stamp != stamp:
-            if len(self._keys) >= self.max_nodes:
-                self._reset()
-            entry = self._entries[node_id] = self._scan(graph, node_id, stamp, decay_per_day)
-        return entry
+        found = self._entries.get
+        out: list[NodeEdges] = []
+        for node_id, stamp in zip(node_ids, graph.edge_stamps(node_ids), strict=True):
+            entry = found(node_id)
+            if entry is None or entry.stamp != stamp:
+                if len(self._keys) >= self.max_nodes:
+                    self._reset()
+                entry = self._entries[node_id] = self._scan(graph, node_id, stamp, decay_per_day)
+            out.append(entry)
+        return out
 
     def _reset(self) -> None:
         self._entries.clear()
@@ -145,11 +156,9 @@ class EdgeCache:
                 graph.recent_edges(node_id, self.per_kind, incoming=False), self.scan_cap
             )
         )
-        return NodeEdges(
-            stamp=stamp,
-            ranked=ranked,
-            out_ids=[e.dst for e in outgoing],
-            out_keys=np.array([self.key(e.dst) for e in outgoing], dtype=np.int64),
-            out_w0=np.array([e.w0 for e in outgoing], dtype=np.float64),
-            out_t=np.array([e.t_last.timestamp() for e in outgoing], dtype=np.float64),
-        )
+        out = np.array(
+            [[self.key(e.dst) for e in outgoing], [e.w0 for e in outgoing],
+             [e.t_last.timestamp() for e in outgoing]],
+            dtype=np.float64,
+        ).reshape(3, len(outgoing))  # fmt: skip
+        return NodeEdges(stamp=stamp, key=self.key(node_id), ranked=ranked, out=out)

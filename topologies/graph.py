@@ -171,6 +171,11 @@ class MemoryGraph:
         """Changes whenever an edge of the node is put, replaced or removed (rollbacks too)."""
         return self._edge_stamps.get(node_id, 0)
 
+    def edge_stamps(self, node_ids: Iterable[str]) -> list[int]:
+        """``edge_stamp`` of each node, in order."""
+        stamps = self._edge_stamps.get
+        return [stamps(node_id, 0) for node_id in node_ids]
+
     def _touch_edges(self, src: str, dst: str) -> None:
         self._stamp += 1
         self._edge_stamps[src] = self._edge_stamps[dst] = self._stamp

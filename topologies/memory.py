@@ -18,6 +18,7 @@ from topologies.config import AnnConfig
 from topologies.edge_cache import EdgeCache
 from topologies.entities import EntityIndex, rebuild_entity_index
 from topologies.graph import EdgeKey, Journal, MemoryGraph
+from topologies.node_memo import NodeMemo
 from topologies.vector_index import Vector, VectorIndex
 
 EMBEDDED_KINDS = (NodeKind.EVENT, NodeKind.FACT, NodeKind.CONCEPT, NodeKind.INTENT)
@@ -92,6 +93,7 @@ class TenantMemory:
         self.event_states: dict[str, str] = {}  # RawEvent id -> "stored" | "folded"
         self.entities = EntityIndex()  # derived, not persisted: rebuilt by load()
         self.edge_cache = EdgeCache()  # derived: nodes' edge scans, kept per edge stamp
+        self.node_memo = NodeMemo()  # derived: values computed from a node's own fields
         self._tx: _Tx | None = None
 
     # ------------------------------------------------------------------ lookups
@@ -207,6 +209,7 @@ class TenantMemory:
         for node_id in journal.nodes:
             data = self.graph.g.nodes.get(node_id)
             change.nodes[node_id] = None if data is None else data["n"]
+        self.node_memo.forget(n for n, node in change.nodes.items() if node is None)
         for key in journal.edges:
             change.edges[key] = self.graph.edge(*key)
         for absorbed in journal.aliases:

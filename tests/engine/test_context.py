@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 
 from schemas.events import RawEvent
-from schemas.graph import Node, NodeKind
+from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentStatus
-from topologies.config import ContextConfig, EngineConfig
+from topologies.config import DECAY_PER_DAY, ContextConfig, EngineConfig
 from topologies.context import assemble_context, record_access
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
@@ -136,3 +136,26 @@ async def test_an_empty_memory_gives_an_empty_context(
     memory = engine.new_memory("alice")
     _, context = context_for(engine, memory, make_event("first ever event"), ContextConfig())
     assert context.items == [] and context.knn == {}
+
+
+async def test_kept_edge_scans_are_read_again_only_where_edges_changed(
+    engine: FoldEngine, make_event: MakeEvent
+) -> None:
+    memory = await filled(engine, make_event, rounds=2)
+    graph, cache = memory.graph, memory.edge_cache
+    changed, kept = sorted(graph.ids(NodeKind.CONCEPT))[:2]
+    newcomer = sorted(graph.ids(NodeKind.EVENT))[0]
+    before = cache.many(graph, [changed, kept], DECAY_PER_DAY)
+    assert cache.many(graph, [changed, kept], DECAY_PER_DAY) == before
+    when = make_event("later").ts
+    memory.begin()
+    graph.put_edge(
+        Edge(src=changed, dst=newcomer, kind=EdgeKind.RELATED_TO, w0=5.0, t_last=when,
+             created_at=when)
+    )  # fmt: skip
+    memory.commit()
+    after = cache.many(graph, [changed, kept], DECAY_PER_DAY)
+    assert after[1] is before[1]
+    assert after[0] is not before[0]
+    assert after[0].ranked[0][0] == newcomer  # the strongest edge now
+    assert cache.key(newcomer) in after[0].out[0]  # and a PageRank row

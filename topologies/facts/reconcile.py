@@ -77,6 +77,7 @@ class Candidate:
     similarity: float  # sentence cosine (0 when found through the slot index only)
     slots: Slots | None
     history: tuple[Node, ...]  # the head and up to chain_depth - 1 older revisions
+    history_slots: tuple[Slots | None, ...] = ()  # the slots of each node of ``history``
 
 
 def _cos(a: Vector | None, b: Vector | None) -> float:
@@ -85,6 +86,17 @@ def _cos(a: Vector | None, b: Vector | None) -> float:
 
 def _older(node: Node) -> str | None:
     return node.supersedes or None
+
+
+def _slots(node: Node) -> Slots | None:
+    return Slots.from_attrs(node.attrs)
+
+
+def _history_slots(candidate: Candidate) -> tuple[Slots | None, ...]:
+    """The slots of the candidate's revisions (kept on the candidate when it was found)."""
+    if len(candidate.history_slots) == len(candidate.history):
+        return candidate.history_slots
+    return tuple(_slots(node) for node in candidate.history)
 
 
 def candidates(
@@ -109,8 +121,9 @@ def candidates(
         if when is not None and (head.valid_from or head.ts or when) > when:
             return
         history = tuple(walk(memory.graph, head, _older, config.chain_depth))
+        slots_of = tuple(memory.node_memo.get("slots", node, _slots) for node in history)
         found[head.id] = Candidate(
-            head, _cos(index.get(head.id), vector), Slots.from_attrs(head.attrs), history
+            head, _cos(index.get(head.id), vector), slots_of[0], history, slots_of
         )
 
     for node_id, _ in index.search(vector, config.k, exclude=exclude or None):
@@ -129,8 +142,7 @@ def topic_similarity(
     embedded here, when a candidate gets this far, not for every item."""
     phrases: list[str] = []
     names: set[str] = set()
-    for node in candidate.history:
-        node_slots = Slots.from_attrs(node.attrs)
+    for node, node_slots in zip(candidate.history, _history_slots(candidate), strict=True):
         phrases.append(node_slots.topic if node_slots and node_slots.topic else node.text)
         if node_slots:
             names |= node_slots.names
@@ -161,7 +173,7 @@ def same_slot(
     other = candidate.slots
     if other is None or not other.asserts:
         return None
-    history = [s for s in (Slots.from_attrs(n.attrs) for n in candidate.history) if s]
+    history = [s for s in _history_slots(candidate) if s]
     if not any(holders_compatible(slots, s) for s in history):
         return None
     attributes: set[str] = set()
