@@ -87,6 +87,7 @@ from topologies.intent_boundaries import (
     intent_evidence,
     last_evidence,
     overdue,
+    reached_lately,
     same_goal,
     serves_other_goal,
     track,
@@ -187,6 +188,10 @@ class IntentEmergence:
                     self._reinforce(memory, scope, existing, cluster)
                     handled.add(existing)
                 covered.update(cluster.members)
+                continue
+            horizon = scope.now - timedelta(days=self.config.intents.stale_after_days)
+            if existing is None and reached_lately(memory, seed, cluster.event_ids, horizon):
+                covered.update(cluster.members)  # the aftermath of a goal reached lately
                 continue
             since = self._closed_since(memory, cluster.supporting)
             free = [m for m in cluster.members if not serves_other_goal(memory, m, existing)]
