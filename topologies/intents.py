@@ -612,8 +612,10 @@ class IntentEmergence:
         if len(evidence) < next_naming(titled_at):
             return None
         attrs[TITLED_AT_ATTR] = len(evidence)
-        support = memory.graph.recent_sources(intent.id, EdgeKind.TRIGGERS, MAX_SUPPORT)
-        title = self.namer.title_intent(memory, sorted(evidence), deadline, support)
+        # the grown evidence names the goal by itself: the labels of the concepts it touches
+        # by now (a load test beside the flaky test, a partner demo beside the launch) would
+        # favour the action on their object, what the goal touched, not what it is
+        title = self.namer.title_intent(memory, sorted(evidence), deadline)
         # a new name only when it states what to do: a topic ("Treptower park") that the
         # grown evidence is also about is no better goal than the action it had
         return title if self.namer.states_action(title) else None

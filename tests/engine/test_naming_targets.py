@@ -166,6 +166,17 @@ async def test_an_address_is_no_target_of_a_goal(embedder: HashingEmbedder, name
     assert "Grünberger" not in title_of(embedder, namer, events, None)
 
 
+async def test_a_capital_of_a_heading_names_no_target(
+    embedder: HashingEmbedder, namer: Namer
+) -> None:
+    """ "Flaky test" at the head of two notes is a topic written with a capital, not a name."""
+    events = [
+        april(1, "Flaky test", "The integration test failed again: replace the cache singleton."),
+        april(2, "Flaky test", "Third failure. Replace the cache singleton before the release."),
+    ]
+    assert not title_of(embedder, namer, events, None).endswith("Flaky test")
+
+
 async def test_a_name_mentioned_once_or_off_the_deadline_day_is_no_goal(
     embedder: HashingEmbedder, namer: Namer
 ) -> None:

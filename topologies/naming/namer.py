@@ -350,11 +350,14 @@ class Namer:
         """The action set for the named thing the evidence keeps returning to ("Send the
         questions for Willow Creek Care Center"): a name of several words (a single one may
         be a person, a tool, a time zone), used by two evidence events or more and by the
-        title of one (what an event is about, not a meeting room in passing), that the action
+        title of one (what an event is about, not a meeting room in passing), written as a
+        name (not a heading's capital: "Flaky test"), that the action
         does not already name, nor an address ("Grünberger Str. 41": a number follows it)."""
         words = {w.lower().strip(",.") for w in title.split()}
+        if "for" in words:
+            return title  # the action already says what it is for ("Go for the launch")
         for goal in goals[:1]:  # the thing the evidence is most about, or none
-            if not goal.named or goal.events < 2 or not goal.titled or " " not in goal.text:
+            if not goal.proper or goal.events < 2 or not goal.titled or " " not in goal.text:
                 continue
             if words & (set(goal.text.lower().split()) - STOPWORDS):
                 return title  # the action already names the goal's target

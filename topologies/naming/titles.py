@@ -260,6 +260,7 @@ class Goal:
     events: int = 1  # evidence events that use it
     key: str = ""  # lower-cased lemmas: "kessler logistik demo"
     titled: int = 0  # evidence events whose title names it: what they are about
+    proper: bool = False  # written as a name throughout ("Willow Creek Care Center")
 
 
 def _anchor_words(analyses: Sequence[Analysis], anchored: Sequence[bool]) -> set[str]:
@@ -328,7 +329,18 @@ def rank_goals(
             + (ANCHOR_BONUS if key in in_anchor else 0.0)
             + (TITLE_BONUS if titled[key] else 0.0)
         )
-        scored.append(Goal(score, texts[i], key in in_anchor, named, df[key], key, titled[key]))
+        scored.append(
+            Goal(
+                score,
+                texts[i],
+                key in in_anchor,
+                named,
+                df[key],
+                key,
+                titled[key],
+                _is_name(texts[i]),
+            )
+        )
     scored.sort(key=lambda goal: (-goal.score, goal.text))
     return scored
 
