@@ -86,7 +86,8 @@ DEFINITIONS: dict[str, str] = {
     "chains": "share of gold chains whose every consecutive hop pair lies within 4 undirected "
     "hops in the graph",
     "sample themes": "an intent belongs to the theme holding more than half of its evidence "
-    "events (else 'mixed'); the target is exactly one pending intent per goal theme",
+    "events (else 'mixed'); the target is exactly one pending intent per goal theme, or one "
+    "resolved and none pending for a goal reached within the stream",
     "locomo": "each LoCoMo-10 conversation folded as chat events, one tenant each; target: at "
     "most 15 pending intents per conversation",
 }
@@ -121,7 +122,13 @@ ISSUE_COLUMNS = (
 INTEGERS = frozenset(
     {"events", "concepts", "gold_concepts", "gold_intents", "intents", "announced", "pending"}
 )
-INTEGERS |= {"intent_duplicates", "turns", "goal_themes", "goal_themes_with_one_pending"}
+INTEGERS |= {
+    "intent_duplicates",
+    "turns",
+    "goal_themes",
+    "goal_themes_with_one_pending",
+    "goal_themes_with_one_goal",
+}
 INTEGERS |= {"pending_off_goal", "intents_mixed", "nodes", "edges", "namings"}
 
 
@@ -354,7 +361,9 @@ def sample_markdown(sample: Scored) -> list[str]:
         f"{f['intent_evidence_precision']:.3f}, recall {f['intent_evidence_recall']:.3f}.",
         "",
         f"**Goal themes with exactly one pending intent: "
-        f"{f['goal_themes_with_one_pending']:.0f} of {f['goal_themes']:.0f}**; pending intents "
+        f"{f['goal_themes_with_one_pending']:.0f} of {f['goal_themes']:.0f}** "
+        f"({f.get('goal_themes_with_one_goal', 0):.0f} counting a goal reached in the stream: "
+        f"one resolved intent, none pending); pending intents "
         f"whose evidence is mostly off the goal themes: {f['pending_off_goal']:.0f}; intents "
         f"with no majority theme (mixed): {f['intents_mixed']:.0f}.",
         "",

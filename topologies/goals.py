@@ -44,8 +44,8 @@ _COMMIT = re.compile(
     r"need to|needs to|have to|has to|must|going to|plan to|planning to|"
     r"to-?do|action items?|follow[- ]up|remind(?:er|ed)?|don't forget|do not forget|"
     r"make sure|deadline|due|sign[- ]?up|signed up|register(?:ed)?|registration|enrol(?:l)?ed|"
-    r"book(?:ed|ing)?|reserv(?:ed|ation)|appointment|scheduled|rescheduled|confirm(?:ed)?|"
-    r"please (?:send|confirm|review|sign|book|reply|approve|pay|submit|fill|call|check|let)|"
+    r"book(?:ed|ing)?|reserv(?:ed|ation)|appointment|scheduled|rescheduled|"
+    r"confirm(?:s|ed|ing)?|please [a-z]+|"
     r"(?:can|could|would) you (?:please )?(?:send|confirm|review|sign|book|approve|pay|"
     r"submit|check|call|look))\b",
     re.IGNORECASE,
@@ -55,7 +55,9 @@ _PROBLEM = re.compile(
     r"leak(?:s|ed|ing)?|damaged?|pain(?:ful)?|hurts?|hurting|ache|aching|cracked|"
     r"blocked|blockers?|stuck|overdue|late|delay(?:ed|s)?|slipp(?:ed|ing)|complain(?:t|ed|ts)?|"
     r"urgent|risk(?:s|y)?|outage|down again|not working|doesn't work|still not|escalat(?:e|ed|ion)|"
-    r"conflict|dispute|worse|worried|stalled|missed)\b",
+    r"conflict|dispute|worse|worried|stalled|missed|flaky|timed out|time-?outs?|"
+    r"crash(?:es|ed|ing)?|regressions?|(?:went|turned) red|incidents?|sev-?[0-9]|"
+    r"roll(?:ed|ing)? ?back|rollbacks?)\b",
     re.IGNORECASE,
 )
 
@@ -162,10 +164,12 @@ class GoalEvidence:
 
     @property
     def score(self) -> float:
-        """How strongly the evidence says "goal": planned (a date ahead and a commitment),
-        committed to on several days, or a problem returning on several days. Each kind counts
-        0-1; two sources or more add a quarter (several channels converge on it)."""
-        planned = min(1.0, len(self.ahead & self.commitments) / 2 + len(self.deadlines) / 2)
+        """How strongly the evidence says "goal": planned (a date ahead and a commitment in
+        one event: a dated schedule alone, "aspirin until May 14", is no goal), committed to
+        on several days, or a problem returning on several days. Each kind counts 0-1; two
+        sources or more add a quarter (several channels converge on it)."""
+        committed_dates = self.ahead & self.commitments
+        planned = min(1.0, len(committed_dates) / 2 + len(self.deadlines & committed_dates) / 2)
         committed = min(1.0, max(0, len(self.commitment_days) - 1) / 2)
         recurring = min(1.0, max(0, len(self.problem_days) - 1) / 2)
         converging = 0.25 if len(self.sources) >= 2 else 0.0

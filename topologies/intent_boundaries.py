@@ -18,7 +18,10 @@ sends is a goal the person has, once:
   (a noun in common: "Get a new passport", "Passport application") and whose evidence shares
   an event or a named entity with it (``same_goal``) is that goal: it reinforces the pending
   intent and nothing is emitted. The same holds for a goal resolved within the stale horizon:
-  talk about the party after the party is no new goal.
+  talk about the party after the party is no new goal; nor is a would-be intent whose seed
+  concept, or most of whose evidence events' concepts, trigger a goal resolved within the
+  stale horizon (``reached_lately``), whatever its title: the same themes, one goal, and
+  its aftermath.
 - **Stale intents expire.** A pending intent whose goal got no new evidence (an event with a
   goal cue) for ``stale_after_days``, or whose deadline passed ``deadline_grace_days`` ago with
   no evidence since, moves to ``expired``, emitted as a status change like any other. The
@@ -28,6 +31,7 @@ sends is a goal the person has, once:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
@@ -48,6 +52,7 @@ NAMED_ENTITY_KINDS = ("name:", "ticket:", "channel:", "thread:")  # what a goal 
 MIN_SOURCES = 2  # sources a one-concept goal's evidence must come from
 MIN_SINGLE_EVENTS = 3  # events a one-concept goal's evidence must hold
 TRACKED = frozenset({*OPEN_STATUSES, IntentStatus.EXPIRED})
+EVIDENCE = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 
 
 def goal_evidence(memory: TenantMemory, event_ids: Iterable[str]) -> GoalEvidence:
@@ -127,6 +132,32 @@ def same_goal(
         if entities is None:
             entities = _named_entities(memory, events)
         if entities & _named_entities(memory, theirs):
+            return node.id
+    return None
+
+
+def reached_lately(
+    memory: TenantMemory, seed: str, event_ids: Iterable[str], since: datetime
+) -> str | None:
+    """The intent resolved after ``since`` whose goal a would-be intent repeats: the seed
+    concept triggers it, or more than half of the would-be intent's evidence events ground
+    a concept that triggers it. Its goal was reached on these themes lately, so what their
+    events say now (the refunds' last wave, settling the party's costs) is that goal's
+    aftermath, not a new goal (see the module doc); None when there is none."""
+    graph = memory.graph
+    events = sorted(e for e in event_ids if e in graph)[:MAX_SAME_GOAL_EVENTS]
+    votes: Counter[str] = Counter()
+    for event in events:
+        themes = {e.dst for kind in EVIDENCE for e in graph.out_edges(event, kind)}
+        votes.update(
+            {i for c in themes for i in graph.recent_targets(c, EdgeKind.TRIGGERS, MAX_TRIGGERS)}
+        )
+    seeded = set(graph.recent_targets(seed, EdgeKind.TRIGGERS, MAX_TRIGGERS))
+    for intent_id in sorted(seeded | {i for i, n in votes.items() if 2 * n > len(events)}):
+        node = graph.get(intent_id)
+        if node is None or node.kind != NodeKind.INTENT:
+            continue
+        if node.status == IntentStatus.RESOLVED and node.updated_at >= since:
             return node.id
     return None
 

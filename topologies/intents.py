@@ -87,6 +87,7 @@ from topologies.intent_boundaries import (
     intent_evidence,
     last_evidence,
     overdue,
+    reached_lately,
     same_goal,
     serves_other_goal,
     track,
@@ -187,6 +188,10 @@ class IntentEmergence:
                     self._reinforce(memory, scope, existing, cluster)
                     handled.add(existing)
                 covered.update(cluster.members)
+                continue
+            horizon = scope.now - timedelta(days=self.config.intents.stale_after_days)
+            if existing is None and reached_lately(memory, seed, cluster.event_ids, horizon):
+                covered.update(cluster.members)  # the aftermath of a goal reached lately
                 continue
             since = self._closed_since(memory, cluster.supporting)
             free = [m for m in cluster.members if not serves_other_goal(memory, m, existing)]
@@ -607,8 +612,10 @@ class IntentEmergence:
         if len(evidence) < next_naming(titled_at):
             return None
         attrs[TITLED_AT_ATTR] = len(evidence)
-        support = memory.graph.recent_sources(intent.id, EdgeKind.TRIGGERS, MAX_SUPPORT)
-        title = self.namer.title_intent(memory, sorted(evidence), deadline, support)
+        # the grown evidence names the goal by itself: the labels of the concepts it touches
+        # by now (a load test beside the flaky test, a partner demo beside the launch) would
+        # favour the action on their object, what the goal touched, not what it is
+        title = self.namer.title_intent(memory, sorted(evidence), deadline)
         # a new name only when it states what to do: a topic ("Treptower park") that the
         # grown evidence is also about is no better goal than the action it had
         return title if self.namer.states_action(title) else None

@@ -24,7 +24,8 @@ from topologies.scope import FoldScope
 class Step:
     """What the scripted planner says about one event."""
 
-    concepts: list[str] = field(default_factory=list)  # labels: reinforced if they exist
+    concepts: list[str] = field(default_factory=list)  # labels (or node ids): reinforced if
+    # they exist; an id stays valid when the namer renames the concept
     category: str | None = None
     deadline: datetime | None = None  # a TIME node ...
     deadline_on: str | None = None  # ... attached to this concept label (default: the event)
@@ -45,7 +46,8 @@ class ScriptedPlanner:
         if step is None:
             return UpdatePlan(planner=self.name)
         event = request.event_node.id
-        existing = {n.title: n.id for n in request.memory.graph.nodes(NodeKind.CONCEPT)}
+        concepts = list(request.memory.graph.nodes(NodeKind.CONCEPT))
+        existing = {**{n.title: n.id for n in concepts}, **{n.id: n.id for n in concepts}}
         ops: list[PlanOp] = []
         refs: dict[str, str] = {}
         for index, label in enumerate(step.concepts):

@@ -105,6 +105,10 @@ async def test_a_booking_with_a_date_ahead_and_a_commitment_make_a_goal() -> Non
         ("We'll book the venue by Friday", True, True, False),
         ("The bathroom ceiling is leaking again", False, False, True),
         ("Lovely sunset at the beach today", False, False, False),
+        ("Confirming Thursday 23 April at 15:00 for the demo", True, True, False),
+        ("Please plan for live re-routing of the trucks", False, True, False),
+        ("SEV-2 declared: p99 at 28 s, rolling back to 4.9.3", False, False, True),
+        ("The integration test timed out again, it is flaky", False, False, True),
     ],
 )
 def test_goal_cues_of_one_event(text: str, ahead: bool, commitment: bool, problem: bool) -> None:
@@ -130,6 +134,26 @@ def test_a_problem_once_is_an_incident_on_several_days_a_goal() -> None:
         again = event_to_node(event(f"d{day}", "Heating failed again, still broken", day), "x")
         evidence.add(again, event_signals(again))
     assert evidence.score >= 1.0
+
+
+def test_a_dated_schedule_without_a_commitment_is_no_plan() -> None:
+    """A note of what happens until a date ("aspirin until 14 May") names a date ahead, but
+    the person commits to nothing: it is a schedule, not a goal, whatever the sources."""
+    from topologies.engine import event_to_node
+
+    schedule = [
+        event("meds", "Ibuprofen at 8, 2 and 8, aspirin until 14 Nov for the clot risk", 0),
+        event("walgreens", "Pharmacist: stop the ibuprofen by 10 Nov", 1, "calendar"),
+    ]
+    evidence = GoalEvidence()
+    for raw in schedule:
+        node = event_to_node(raw, raw.id)
+        evidence.add(node, event_signals(node))
+    assert len(evidence.deadlines) == 2 and not evidence.commitments
+    assert evidence.score < EngineConfig().intents.goal_min_score
+    committed = event_to_node(event("plan", "I need to book the post-op visit by 9 Nov", 2), "p")
+    evidence.add(committed, event_signals(committed))
+    assert evidence.score >= EngineConfig().intents.goal_min_score
 
 
 # ---------------------------------------------------------------- one intent per goal

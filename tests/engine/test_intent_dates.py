@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from fold_helpers import ScriptedPlanner, Step
 
 from schemas.events import RawEvent
-from schemas.graph import Node, NodeKind
+from schemas.graph import EdgeKind, Node, NodeKind
 from schemas.intents import IntentMessage, IntentStatus
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
@@ -26,12 +26,13 @@ def event(event_id: str, text: str, at: datetime, source: str) -> RawEvent:
 
 
 async def fold(
-    script: dict[str, Step], events: list[RawEvent]
+    script: dict[str, Step], events: list[RawEvent], memory: TenantMemory | None = None
 ) -> tuple[TenantMemory, list[IntentMessage]]:
+    """Fold the events into ``memory`` (a new one by default) by the script."""
     config = EngineConfig()  # one theme stays one concept here: no split of its members
     config.topics.split_min_members = 1000
     engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
-    memory = engine.new_memory("alice")
+    memory = memory if memory is not None else engine.new_memory("alice")
     results: list[FoldResult] = [await engine.fold(memory, e) for e in events]
     return memory, [m for r in results for m in r.messages]
 
@@ -92,6 +93,29 @@ async def test_a_step_done_on_its_day_does_not_resolve_a_goal_that_goes_on() -> 
     script, events = party(("Thank you all! The voucher I'll send by 20 Nov", PARTY))
     memory, _ = await fold(script, events)
     assert the_intent(memory).status == IntentStatus.PENDING
+
+
+async def test_what_follows_a_goal_reached_on_its_themes_is_no_new_goal() -> None:
+    """After the party, its costs are settled on the party's theme: the goal's aftermath,
+    not a second intent to notify (one goal per theme within the stale horizon)."""
+    script, events = party(("Best birthday ever!!! Thank you all", PARTY + timedelta(hours=4)))
+    memory, _ = await fold(script, events)
+    intent = the_intent(memory)
+    assert intent.status == IntentStatus.RESOLVED
+    (theme,) = [e.src for e in memory.graph.in_edges(intent.id, EdgeKind.TRIGGERS)]
+    costs = [
+        ("c-0", "I need to pay Jonas back 40 euros for the cake by 20 Nov", "note"),
+        ("c-1", "Please send me 15 euros for the gift voucher by 20 Nov", "chat"),
+        ("c-2", "Reminder: settle the money with Jonas by 20 Nov", "calendar"),
+        ("c-3", "I'll transfer the cake money to Jonas by 20 Nov", "email"),
+        ("c-4", "We need to split the room deposit by 20 Nov", "chat"),
+    ]
+    for n, (event_id, text, source) in enumerate(costs):
+        script[event_id] = Step(["Shared costs", theme], category="social")  # the party's
+        events.append(event(event_id, text, PARTY + timedelta(days=1 + n), source))
+    memory, later = await fold(script, events[-len(costs) :], memory)
+    assert later == []
+    assert the_intent(memory).status == IntentStatus.RESOLVED
 
 
 # ------------------------------------------------------------------------ titles

@@ -86,6 +86,9 @@ def test_one_command_writes_figures_names_and_json(
     assert 0.0 <= tiny["grounded_f1"] <= 1.0 and "label_f1@0.6" in run["mean"]
     assert run["sample"]["figures"]["events"] == 157
     assert [t["theme"] for t in run["sample"]["names"]["themes"]][:2] == ["launch", "trip"]
+    sample = run["sample"]["figures"]  # a goal reached in the stream counts as its one intent
+    assert sample["goal_themes_with_one_goal"] >= sample["goal_themes_with_one_pending"]
+    assert all("resolved" in t for t in run["sample"]["names"]["themes"])
     assert run["locomo"]["conversations"]["conv-x"]["turns"] == 4
     assert "intent_evidence_precision" in run["definitions"]
     figures = (tmp_path / "results" / "structural.md").read_text()

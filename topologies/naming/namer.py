@@ -19,11 +19,13 @@ a concept when it forms and at growth milestones (:func:`next_naming`), not per 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from functools import partial
+from typing import Any
 
 import numpy as np
 import structlog
@@ -48,8 +50,10 @@ from topologies.naming.titles import (
     GOAL_HANDICAP,
     Goal,
     Ranked,
+    as_action,
     describe,
     mentions_day,
+    object_verb,
     rank_actions,
     rank_doings,
     rank_goals,
@@ -69,6 +73,23 @@ SIBLINGS = 6  # nearest other concepts whose labels a new label must differ from
 VECTOR_CACHE = 4096
 EVIDENCE = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 GROWTH = 2.0  # a concept is renamed when its member count has doubled
+MAX_TARGET_TITLE_WORDS = 12  # an action and its target stay a to-do item
+
+
+def _the(name: str) -> str:
+    """A name after "for": "the Data Platform offsite", but "Harbourside Dental Group"
+    (a proper name of several capitalised words takes no article)."""
+    words = name.split()
+    if all(w[:1].isupper() or not w[:1].isalpha() for w in words):
+        return name
+    return f"the {name}"
+
+
+def _is_address(name: str, texts: Sequence[str]) -> bool:
+    """The name is written before a house number somewhere ("Grünberger Str. 41"): a
+    place the person lives or meets at, not what a goal is for."""
+    pattern = re.compile(re.escape(name) + r"\.?,?\s+\d")
+    return any(pattern.search(text) for text in texts)
 
 
 def next_naming(named_at: int) -> int:
@@ -259,7 +280,8 @@ class Namer:
         anchored = [mentions_day(deadline, n) for n in events]
         analyses = self.parser.analyse_nodes(events)
         names = self.names_of(events)
-        title = self._best_title(analyses, vectors, labels, own, anchored, names)
+        texts = [f"{n.title}\n{n.text}" for n in events]
+        title = self._best_title(analyses, vectors, labels, own, anchored, names, texts)
         if not title:
             return labels[0] if labels else "Follow up"
         if deadline is None:
@@ -275,44 +297,91 @@ class Namer:
         own: Sequence[bool],
         anchored: Sequence[bool],
         names: frozenset[str],
+        texts: Sequence[str] = (),
     ) -> str:
-        """The title of a goal, in this order: a named target that stands out ("Kessler
-        Logistik demo"); the best action when a sentence states a goal ("Get the crown
-        cemented"); else the evidence's doing when it is more central than the best action
-        ("Rent reduction"); a common noun phrase of what the evidence is about when it is
-        clearly more central than the best action, which is then an aside ("Visa
-        application" beside "Swap the invigilation"); the best action; a noun phrase of what
-        the evidence is about, unless it only names a thing in passing and there is something
-        to bring; "" when none."""
+        """The goal's title, always an action: what it is about, in the evidence's own verb,
+        and the named thing the evidence keeps returning to (:meth:`_with_target`)."""
         ranking = (
             partial(rank_actions, analyses, vectors, labels=labels, own=own, anchored=anchored),
             partial(rank_goals, analyses, vectors, labels=labels, anchored=anchored),
             partial(rank_doings, analyses, vectors),
         )
         self._prefetch(ranking)
-        ranked, goals = ranking[0](self.embed), ranking[1](self.embed)
+        goals = ranking[1](self.embed)
+        title = self._goal_title(analyses, ranking, goals, names)
+        return self._with_target(title, goals, names, texts) if title else ""
+
+    def _goal_title(
+        self,
+        analyses: Sequence[Analysis],
+        ranking: Sequence[Callable[[Embed], list[Any]]],
+        goals: list[Goal],
+        names: frozenset[str],
+    ) -> str:
+        """In this order: a named target that stands out ("Kessler Logistik demo"); the best
+        action when a sentence states a goal ("Get the crown cemented"); else the evidence's
+        doing when it is more central than the best action ("Reduce the rent"); a common noun
+        phrase of what the evidence is about when it is clearly more central than the best
+        action, which is then an aside ("Visa application" beside "Swap the invigilation");
+        the best action; a noun phrase of what the evidence is about, unless it only names a
+        thing in passing and there is something to bring; "" when none. A noun phrase is
+        said with the verb the evidence does to it ("Prepare the Kessler Logistik demo");
+        one that no event acts on gives way to the best action, or to nothing."""
+        ranked = ranking[0](self.embed)
         ranked = [a for a in ranked if not two_sentences(a.text)]  # "go for Tue Dec. Risk slide"
         steps = [a for a in ranked if a.text.split()[0].lower() in CARRY_VERBS]
         actions = [a for a in ranked if a not in steps]  # what to bring: a step, no goal
+        best = actions[0].text if actions else ""
         # a named target that recurs and that the deadline's own event speaks of: "GST" alone
         # is no goal, nor a tool or a place mentioned in passing ("Google Meet", "Kinetic PT")
         targets = [g for g in goals if g.named and g.anchored and g.events > 1 and " " in g.text]
         named = self._first_sound(targets, names)
         if named and (not actions or _beats(named, actions[0])):
-            return named.text
+            return self._acted(analyses, named) or named.text
         if actions and actions[0].goal:
-            return actions[0].text
+            return best
         doing = self._first_sound_doing(ranking[2](self.embed), names)
         if doing is not None and (not actions or doing.base > actions[0].base):
             return doing.text
         goal = self._first_sound(goals, names)
         if actions and goal is not None and not goal.named and _beats(goal, actions[0]):
-            return goal.text  # an aside ("Swap the invigilation") beside "Visa application"
+            return self._acted(analyses, goal) or goal.text  # beside an aside
         if actions:
-            return actions[0].text
+            return best
         if steps and (goal is None or (goal.named and goal not in targets)):
             return steps[0].text  # rather than a tool or a place named in passing
-        return goal.text if goal else ""
+        return (self._acted(analyses, goal) or goal.text) if goal else ""
+
+    @staticmethod
+    def _acted(analyses: Sequence[Analysis], goal: Goal) -> str:
+        """The noun-phrase goal with the verb the evidence does to it, "" when none does."""
+        head = goal.key.split()[-1] if goal.key else goal.text.split()[-1].lower()
+        verb = object_verb(analyses, frozenset({head}))
+        return as_action(verb, goal.text) if verb else ""
+
+    def _with_target(
+        self, title: str, goals: Sequence[Goal], names: frozenset[str], texts: Sequence[str]
+    ) -> str:
+        """The action set for the named thing the evidence keeps returning to ("Send the
+        questions for Willow Creek Care Center"): a name of several words (a single one may
+        be a person, a tool, a time zone), used by two evidence events or more and by the
+        title of one (what an event is about, not a meeting room in passing), written as a
+        name (not a heading's capital: "Flaky test"), that the action
+        does not already name, nor an address ("Grünberger Str. 41": a number follows it)."""
+        words = {w.lower().strip(",.") for w in title.split()}
+        if "for" in words:
+            return title  # the action already says what it is for ("Go for the launch")
+        for goal in goals[:1]:  # the thing the evidence is most about, or none
+            if not goal.proper or goal.events < 2 or not goal.titled or " " not in goal.text:
+                continue
+            if words & (set(goal.text.lower().split()) - STOPWORDS):
+                return title  # the action already names the goal's target
+            if self.label_problem(goal.text, names) is not None or _is_address(goal.text, texts):
+                continue
+            if len(title.split()) + len(goal.text.split()) + 1 > MAX_TARGET_TITLE_WORDS:
+                return title
+            return f"{title} for {_the(goal.text)}"
+        return title
 
     def _first_sound_doing(self, doings: Sequence[Ranked], names: frozenset[str]) -> Ranked | None:
         words = {w for n in names for w in n.split()}

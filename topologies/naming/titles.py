@@ -51,6 +51,7 @@ TITLE_BONUS = 0.05  # a noun phrase in an event's title ("Leonie's 40th - surpri
 CARRY_PENALTY = 0.2  # "bring the passport": a step towards the goal, not the goal
 NAME_ZIPF = 3.0  # a capitalised first word rarer than this names something ("Kessler")
 MAX_TITLE_WORDS = 14
+MIN_VERB_EVENTS = 2  # events that must do the same thing to a goal for its verb to name it
 MAX_GOAL_WORDS = 6  # a noun-phrase goal is as short as a folder name
 TITLE_BASE_CHARS = 280  # room left for the suffix within the schema's label bound
 MAX_CITED = 4  # events named in a description
@@ -132,6 +133,30 @@ class Ranked(NamedTuple):
     text: str
     goal: float = 0.0  # how far its clause states it as the person's goal
     base: float = 0.0  # centrality and coverage alone (no commitment, no bonus)
+
+
+def as_action(verb: str, thing: str) -> str:
+    """The to-do of doing ``verb`` to ``thing``: "Prepare the Kessler Logistik demo",
+    "Renew the passport" (a common noun in lower case, a name as written)."""
+    if not thing.split() or _is_name(thing):
+        return f"{_capitalised(verb)} the {thing}"
+    kept = thing[:1].lower() + thing[1:]
+    return f"{_capitalised(verb)} the {kept}"
+
+
+def object_verb(analyses: Sequence[Analysis], heads: frozenset[str]) -> str | None:
+    """The verb the evidence keeps doing to the thing named by ``heads`` (lower-cased
+    lemmas): in the most events, and at least ``MIN_VERB_EVENTS`` ("prepare" the demo,
+    "renew" the passport), in any tense or voice; None when none does (what one message
+    says another did, "the embassy received the application", is no goal's verb). What to
+    bring is a step, not the goal's verb."""
+    events: Counter[str] = Counter()
+    for analysis in analyses:
+        verbs = {a.verb for a in analysis.actions if a.object_head in heads}
+        verbs |= {a.verb for a in analysis.activities if a.object_head in heads}
+        events.update(verbs - CARRY_VERBS)
+    best = min(events, key=lambda verb: (-events[verb], verb), default=None)
+    return best if best is not None and events[best] >= MIN_VERB_EVENTS else None
 
 
 def rank_actions(
@@ -233,6 +258,9 @@ class Goal:
     anchored: bool  # used by an event that names the deadline's day
     named: bool  # names a particular thing: a project, a product, a customer
     events: int = 1  # evidence events that use it
+    key: str = ""  # lower-cased lemmas: "kessler logistik demo"
+    titled: int = 0  # evidence events whose title names it: what they are about
+    proper: bool = False  # written as a name throughout ("Willow Creek Care Center")
 
 
 def _anchor_words(analyses: Sequence[Analysis], anchored: Sequence[bool]) -> set[str]:
@@ -301,7 +329,18 @@ def rank_goals(
             + (ANCHOR_BONUS if key in in_anchor else 0.0)
             + (TITLE_BONUS if titled[key] else 0.0)
         )
-        scored.append(Goal(score, texts[i], key in in_anchor, named, df[key]))
+        scored.append(
+            Goal(
+                score,
+                texts[i],
+                key in in_anchor,
+                named,
+                df[key],
+                key,
+                titled[key],
+                _is_name(texts[i]),
+            )
+        )
     scored.sort(key=lambda goal: (-goal.score, goal.text))
     return scored
 
