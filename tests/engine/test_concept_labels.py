@@ -17,7 +17,7 @@ from topologies.executor import PlanExecutor
 from topologies.memory import TenantMemory
 from topologies.naming import Namer
 from topologies.naming.descriptions import named_labels, relabelled
-from topologies.naming.labels import rank_labels
+from topologies.naming.labels import rank_labels, words_used
 from topologies.naming.phrases import PhraseParser
 from topologies.naming.titles import describe
 from topologies.scope import FoldScope
@@ -184,3 +184,63 @@ def test_a_lone_head_stays_when_its_phrase_is_one_members_detail(
     analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
     vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
     assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Claim"
+
+
+# ------------------------------------------------- the kind over one instance
+TICKET_QUEUE = [
+    ("Morning queue", "37 new tickets since 6 am, all about the GST charged twice."),
+    ("Duplicates", "Merged 96 duplicate tickets into the older ticket of each customer."),
+    ("Weekly report", "Tickets created: 3,410. Solved: 2,980. Open backlog at week end: 430."),
+    ("Queue under 300", "The oldest unsolved GST ticket is 3 days old."),
+    ("Rules for today", "Anything about GST goes to high priority in the billing view."),
+]
+
+
+def test_several_kinds_of_one_thing_name_the_folder_by_the_kind(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Duplicate tickets, an older ticket, an unsolved GST ticket: no one kind is said by
+    half of the members, so the folder is "Tickets" (as the members write it), not one
+    member's "Unsolved GST ticket"."""
+    namer = Namer(minilm, parser)
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in TICKET_QUEUE])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in TICKET_QUEUE])
+    assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Tickets"
+
+
+def test_a_head_no_member_writes_in_the_plural_keeps_its_modifier(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Race pace, easy pace, 10k pace: "pace" is no count noun the members pluralise, so
+    no "Paces"."""
+    texts = [
+        ("Run log: 6 x 800", "Six repeats at 10k pace, two minutes jog between."),
+        ("Easy run", "45 minutes at easy pace along the canal, legs heavy."),
+        ("Tempo", "20 minutes at race pace, then easy pace home."),
+        ("Long run", "14 km, the last 3 at 10k pace."),
+    ]
+    namer = Namer(minilm, parser)
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
+    label = rank_labels(analyses, vectors, namer.embed)[0][1]
+    assert label != "Paces"
+    assert "pace" in label.lower()
+
+
+def test_a_member_that_uses_a_word_as_a_verb_uses_the_word(parser: PhraseParser) -> None:
+    """ "We'll refund the GST" speaks of refunds as much as "the refunds went out";
+    "deployed the fix" speaks of a deployment."""
+    analyses = parser.analyse(
+        [
+            (
+                "Refund approach",
+                "We'll refund only the extra GST to the original card.",
+                frozenset(),
+            ),
+            ("Wave 1 done", "620 refunds issued through Stripe.", frozenset()),
+            ("Friday", "We deployed the fix to production at 10.", frozenset()),
+        ]
+    )
+    used = words_used(analyses)
+    assert used["refund"] == 2
+    assert used["deployment"] == 1

@@ -2,12 +2,15 @@
 
 Candidates are the members' own noun phrases (:mod:`topologies.naming.phrases`). Each is
 scored by how central it is to the members (cosine to the centroid of their vectors, the
-KeyBERT idea), how many members use it or its head noun (coverage), how close it is to the
-members' other head nouns (the kind of thing they speak of, rather than one item among
+KeyBERT idea), how many members use it or its head word (coverage: a member that says "we'll
+refund" or "refunds issued" speaks of refunds, whatever the part of speech), how close it is
+to the members' other head nouns (the kind of thing they speak of, rather than one item among
 several), whether a member's title uses it, and how close it
 is to a sibling concept's label (maximal marginal relevance: two folders must not carry the
-same name). :func:`label_problem` says why a proposed label (the LLM's, or anything else) is
-not a folder name.
+same name). When the members name several kinds of one thing ("duplicate tickets", "GST
+ticket", "older ticket") and no one kind is said by half of them, the folder is named for the
+kind, in the plural the members write ("Tickets"). :func:`label_problem` says why a proposed
+label (the LLM's, or anything else) is not a folder name.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from topologies.naming.activities import (
     ActivityLabel,
     activity_labels,
     names_a_doing,
+    nominals,
 )
 from topologies.naming.phrases import Analysis
 from topologies.text import zipf
@@ -36,7 +40,7 @@ MAX_CANDIDATES = 12  # phrases embedded per naming (doings, then the best by cov
 COVERAGE_WEIGHT = 0.2  # share of members that use the phrase
 GENERAL_WEIGHT = 0.5  # mean cosine to the members' other head nouns: the kind, not one item
 CLOUD_SIZE = 16  # head nouns of the members a candidate is compared with (the most used)
-HEAD_WEIGHT = 0.2  # share of members that use its head noun
+HEAD_WEIGHT = 0.2  # share of members that use its head word (as a noun or by its verb)
 TITLE_BONUS = 0.05
 SIBLING_WEIGHT = 0.75  # MMR: penalty per unit of cosine to the closest sibling concept
 COMMON_ZIPF = 5.6  # a lone word this common ("time", "thing", "day") names nothing
@@ -49,6 +53,7 @@ LONE_ZIPF = 4.0  # a lone noun this common is generic ("Group", "Call", "Tooth")
 LONE_PENALTY = 0.1  # not for a noun of doing: "Planning", "Hiring" name a folder alone
 MODIFIER_MEMBERS = 2  # members that must say a lone word's phrase for it to replace the word
 MODIFIER_SHARE = 0.5  # ... and this share of the members that use the word
+KINDS = 2  # kinds of one thing (two-word phrases with its head) that make it a category
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
 UNTITLED = "Untitled"
@@ -163,13 +168,14 @@ def rank_labels(
     else:
         closeness = np.zeros(len(labels))
     n = max(1, stats.members)
+    used = words_used(analyses)
     scored = []
     for i, key in enumerate(keys):
         head = stats.heads[key]
         score = (
             float(central[i])
             + COVERAGE_WEIGHT * (stats.df[key] - 1) / max(1, n - 1)
-            + HEAD_WEIGHT * stats.head_df[head] / n
+            + HEAD_WEIGHT * max(used[head], stats.head_df[head]) / n
             + (TITLE_BONUS if stats.in_title[key] else 0.0)
             + TITLE_HEAD_WEIGHT * stats.title_heads[head] / n
             + GENERAL_WEIGHT * general[i]
@@ -195,7 +201,20 @@ def rank_labels(
     scored.sort(key=lambda item: (-item[0], item[1]))
     key_of = dict(zip(labels, [*keys, *(a.key for a in doings)], strict=True))
     scored = _maximal(scored, stats, key_of)
-    return _with_modifier(scored, key_of, analyses, stats, eligible, forms)
+    scored = _with_modifier(scored, key_of, analyses, stats, eligible, forms)
+    return _kind_of_things(scored, key_of, stats)
+
+
+def words_used(analyses: Sequence[Analysis]) -> Counter[str]:
+    """How many members use each word, whatever its part of speech: as a noun, or by its
+    verb ("we'll refund" uses "refund", "deployed the fix" uses "deployment")."""
+    out: Counter[str] = Counter()
+    for analysis in analyses:
+        words = set(analysis.nouns) | set(analysis.verbs)
+        for verb in analysis.verbs:
+            words.update(nominals(verb).forms)
+        out.update(words)
+    return out
 
 
 def _cloud(stats: _Stats, names: frozenset[str]) -> list[str]:
@@ -299,6 +318,39 @@ def _with_modifier(
         return scored
     best = surface(forms[max(phrases, key=lambda k: (stats.df[k], k))], stats.lower_words)
     return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
+
+
+def _kind_of_things(
+    scored: list[tuple[float, str]], key_of: dict[str, str], stats: _Stats
+) -> list[tuple[float, str]]:
+    """Category over instances: a phrase at the top that names one kind of a thing the
+    members name several kinds of ("Unsolved GST ticket" beside "duplicate tickets" and "older
+    ticket"), said by fewer than half of the members while more of them use its head, gives
+    way to the head in the plural the members write ("Tickets"). A head no member writes in
+    the plural (a mass noun: "pace", "therapy") stays with its modifier."""
+    top_score, top = scored[0]
+    key = key_of.get(top, "")
+    if " " not in key or key not in stats.heads:
+        return scored  # a lone word, or a doing ("Rent reduction"): no kind of a thing
+    head = stats.heads[key]
+    kinds = {k for k in stats.df if len(k.split()) == 2 and k.endswith(" " + head)}
+    if len(kinds) < KINDS or 2 * stats.df[key] >= stats.members:
+        return scored
+    if stats.head_df[head] <= stats.df[key]:
+        return scored
+    plurals = Counter(
+        {
+            text.split()[-1]: count
+            for k, forms in stats.forms.items()
+            if stats.heads[k] == head
+            for text, count in forms.items()
+            if text.split()[-1].lower() != head and text.split()[-1].lower().endswith("s")
+        }
+    )
+    if not plurals:
+        return scored
+    label = surface(plurals.most_common(1)[0][0], stats.lower_words)
+    return [(top_score, label), *[(s, t) for s, t in scored if t != label]]
 
 
 # ----------------------------------------------------------------- the check
