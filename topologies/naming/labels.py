@@ -2,9 +2,8 @@
 
 Candidates are the members' own noun phrases (:mod:`topologies.naming.phrases`). Each is
 scored by how central it is to the members (cosine to the centroid of their vectors, the
-KeyBERT idea), how many members use it or its head word (coverage: a member that says "we'll
-refund" or "refunds issued" speaks of refunds, whatever the part of speech), how close it is
-to the members' other head nouns (the kind of thing they speak of, rather than one item among
+KeyBERT idea), how many members use it or its head noun (coverage), how close it is to the
+members' other head nouns (the kind of thing they speak of, rather than one item among
 several), whether a member's title uses it, and how close it
 is to a sibling concept's label (maximal marginal relevance: two folders must not carry the
 same name). When the members name several kinds of one thing ("duplicate tickets", "GST
@@ -28,7 +27,6 @@ from topologies.naming.activities import (
     ActivityLabel,
     activity_labels,
     names_a_doing,
-    nominals,
 )
 from topologies.naming.phrases import Analysis
 from topologies.text import zipf
@@ -40,7 +38,7 @@ MAX_CANDIDATES = 12  # phrases embedded per naming (doings, then the best by cov
 COVERAGE_WEIGHT = 0.2  # share of members that use the phrase
 GENERAL_WEIGHT = 0.5  # mean cosine to the members' other head nouns: the kind, not one item
 CLOUD_SIZE = 16  # head nouns of the members a candidate is compared with (the most used)
-HEAD_WEIGHT = 0.2  # share of members that use its head word (as a noun or by its verb)
+HEAD_WEIGHT = 0.2  # share of members that use its head noun
 TITLE_BONUS = 0.05
 SIBLING_WEIGHT = 0.75  # MMR: penalty per unit of cosine to the closest sibling concept
 COMMON_ZIPF = 5.6  # a lone word this common ("time", "thing", "day") names nothing
@@ -168,14 +166,13 @@ def rank_labels(
     else:
         closeness = np.zeros(len(labels))
     n = max(1, stats.members)
-    used = words_used(analyses)
     scored = []
     for i, key in enumerate(keys):
         head = stats.heads[key]
         score = (
             float(central[i])
             + COVERAGE_WEIGHT * (stats.df[key] - 1) / max(1, n - 1)
-            + HEAD_WEIGHT * max(used[head], stats.head_df[head]) / n
+            + HEAD_WEIGHT * stats.head_df[head] / n
             + (TITLE_BONUS if stats.in_title[key] else 0.0)
             + TITLE_HEAD_WEIGHT * stats.title_heads[head] / n
             + GENERAL_WEIGHT * general[i]
@@ -203,18 +200,6 @@ def rank_labels(
     scored = _maximal(scored, stats, key_of)
     scored = _with_modifier(scored, key_of, analyses, stats, eligible, forms)
     return _kind_of_things(scored, key_of, stats)
-
-
-def words_used(analyses: Sequence[Analysis]) -> Counter[str]:
-    """How many members use each word, whatever its part of speech: as a noun, or by its
-    verb ("we'll refund" uses "refund", "deployed the fix" uses "deployment")."""
-    out: Counter[str] = Counter()
-    for analysis in analyses:
-        words = set(analysis.nouns) | set(analysis.verbs)
-        for verb in analysis.verbs:
-            words.update(nominals(verb).forms)
-        out.update(words)
-    return out
 
 
 def _cloud(stats: _Stats, names: frozenset[str]) -> list[str]:
@@ -262,7 +247,7 @@ def _activities(
     """The members' doings as candidate labels ("Passport renewal"), the most covered
     first; none that repeats a phrase candidate, a sibling's label or a person's name."""
     out = []
-    for doing in activity_labels(analyses):
+    for doing in activity_labels(analyses, common_verbs=True):
         if doing.key in phrase_keys or names.intersection(doing.key.split()):
             continue
         if _taken(surface(doing.text, stats.lower_words), taken):
@@ -338,15 +323,14 @@ def _kind_of_things(
         return scored
     if stats.head_df[head] <= stats.df[key]:
         return scored
-    plurals = Counter(
-        {
-            text.split()[-1]: count
-            for k, forms in stats.forms.items()
-            if stats.heads[k] == head
-            for text, count in forms.items()
-            if text.split()[-1].lower() != head and text.split()[-1].lower().endswith("s")
-        }
-    )
+    plurals: Counter[str] = Counter()
+    for k, forms in stats.forms.items():
+        if stats.heads[k] != head:
+            continue
+        for text, count in forms.items():
+            word = text.split()[-1]
+            if word.lower() != head and word.lower().endswith("s"):
+                plurals[word] += count
     if not plurals:
         return scored
     label = surface(plurals.most_common(1)[0][0], stats.lower_words)

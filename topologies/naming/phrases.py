@@ -112,8 +112,6 @@ class Analysis:
     actions: tuple[Action, ...]
     named: tuple[Phrase, ...] = ()  # names of things (not people): "Kessler Logistik"
     activities: tuple[Activity, ...] = ()
-    nouns: frozenset[str] = frozenset()  # lemmas of its common nouns ("refund", "ticket")
-    verbs: frozenset[str] = frozenset()  # lemmas of its verbs of doing ("refund", "review")
 
     @property
     def keys(self) -> frozenset[str]:
@@ -658,24 +656,6 @@ def _activities(doc: Any, names: frozenset[str], in_title: bool) -> list[Activit
     return out
 
 
-def _words(doc: Any) -> tuple[frozenset[str], frozenset[str]]:
-    """Lemmas of the text's common nouns and of its verbs (not the light ones): the words
-    a member uses for what it is about, whichever part of speech ("refunds issued", "we'll
-    refund")."""
-    nouns, verbs = set(), set()
-    for token in doc:
-        if token.pos_ not in ("NOUN", "VERB") or token.lower_ in STOPWORDS:
-            continue
-        lemma = _lemma(token)
-        if not _WORD.match(lemma) or len(lemma) < 3:
-            continue
-        if token.pos_ == "NOUN":
-            nouns.add(lemma)
-        elif lemma not in LIGHT_VERBS:
-            verbs.add(lemma)
-    return frozenset(nouns), frozenset(verbs)
-
-
 def _in_clause(verb: Any) -> bool:
     """The verb heads a clause: it has a subject, an auxiliary ("to", "will", "must") or
     governs another clause's verb."""
@@ -758,17 +738,9 @@ class PhraseParser:
                     *_activities(title_doc, names, True),
                     *_activities(body_doc, names, False),
                 ]
-                title_words, body_words = _words(title_doc), _words(body_doc)
                 self._remember(
                     key,
-                    Analysis(
-                        tuple(phrases),
-                        tuple(actions),
-                        tuple(named),
-                        tuple(activities),
-                        title_words[0] | body_words[0],
-                        title_words[1] | body_words[1],
-                    ),
+                    Analysis(tuple(phrases), tuple(actions), tuple(named), tuple(activities)),
                 )
         out = []
         for key in items:
