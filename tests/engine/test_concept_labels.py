@@ -255,3 +255,19 @@ def test_an_intent_title_keeps_the_action_of_a_common_verb(parser: PhraseParser)
     )
     assert "claim processing" not in {a.key for a in activity_labels(analyses)}
     assert "claim processing" in {a.key for a in activity_labels(analyses, common_verbs=True)}
+
+
+def test_a_doing_done_to_a_thing_too_common_to_tell_names_no_folder(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """ "Help others" twice is no folder "Other helping"."""
+    texts = [
+        ("Volunteering", "I love to help others at the shelter on weekends."),
+        ("Shelter", "Helping others there keeps me grounded; we help others every Saturday."),
+        ("Weekend", "The shelter needs volunteers for the food drive."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    assert any(a.key.endswith("helping") for a in activity_labels(analyses, common_verbs=True))
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    labels = [label for _, label in rank_labels(analyses, vectors, namer.embed)]
+    assert not any(label.endswith("helping") for label in labels)

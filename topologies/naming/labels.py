@@ -245,10 +245,14 @@ def _activities(
     phrase_keys: set[str],
 ) -> list[ActivityLabel]:
     """The members' doings as candidate labels ("Passport renewal"), the most covered
-    first; none that repeats a phrase candidate, a sibling's label or a person's name."""
+    first; none that repeats a phrase candidate, a sibling's label or a person's name, nor
+    one done to a thing too common to tell ("help others" is no "Other helping", "play
+    games" no "Game playing")."""
     out = []
     for doing in activity_labels(analyses, common_verbs=True):
         if doing.key in phrase_keys or names.intersection(doing.key.split()):
+            continue
+        if zipf(doing.key.split()[-2]) >= COMMON_ZIPF:
             continue
         if _taken(surface(doing.text, stats.lower_words), taken):
             continue
