@@ -16,6 +16,7 @@ from topologies.embedding import Embedder, HashingEmbedder
 from topologies.executor import PlanExecutor
 from topologies.memory import TenantMemory
 from topologies.naming import Namer
+from topologies.naming.activities import activity_labels
 from topologies.naming.descriptions import named_labels, relabelled
 from topologies.naming.labels import rank_labels
 from topologies.naming.phrases import PhraseParser
@@ -184,3 +185,89 @@ def test_a_lone_head_stays_when_its_phrase_is_one_members_detail(
     analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
     vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
     assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Claim"
+
+
+# ------------------------------------------------- the kind over one instance
+TICKET_QUEUE = [
+    ("Morning queue", "37 new tickets since 6 am, all about the GST charged twice."),
+    ("Duplicates", "Merged 96 duplicate tickets into the older ticket of each customer."),
+    ("Weekly report", "Tickets created: 3,410. Solved: 2,980. Open backlog at week end: 430."),
+    ("Queue under 300", "The oldest unsolved GST ticket is 3 days old."),
+    ("Rules for today", "Anything about GST goes to high priority in the billing view."),
+]
+
+
+def test_several_kinds_of_one_thing_name_the_folder_by_the_kind(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Duplicate tickets, an older ticket, an unsolved GST ticket: no one kind is said by
+    half of the members, so the folder is "Tickets" (as the members write it), not one
+    member's "Unsolved GST ticket"."""
+    namer = Namer(minilm, parser)
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in TICKET_QUEUE])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in TICKET_QUEUE])
+    assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Tickets"
+
+
+def test_a_head_no_member_writes_in_the_plural_keeps_its_modifier(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Race pace, easy pace, 10k pace: "pace" is no count noun the members pluralise, so
+    no "Paces"."""
+    texts = [
+        ("Run log: 6 x 800", "Six repeats at 10k pace, two minutes jog between."),
+        ("Easy run", "45 minutes at easy pace along the canal, legs heavy."),
+        ("Tempo", "20 minutes at race pace, then easy pace home."),
+        ("Long run", "14 km, the last 3 at 10k pace."),
+    ]
+    namer = Namer(minilm, parser)
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
+    label = rank_labels(analyses, vectors, namer.embed)[0][1]
+    assert label != "Paces"
+    assert "pace" in label.lower()
+
+
+# ------------------------------------------- a common verb done to one thing
+def test_a_common_verb_done_to_one_thing_names_the_folder_by_the_doing(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """ "Process the claim" in two members: the folder may be "Claim processing", though
+    "process" is among the most common verbs (whose gerund alone names no task)."""
+    texts = [
+        ("Your claim", "We could not process the claim without the operative report."),
+        ("Call with the insurer", "They will process the claim again under the new rules."),
+        ("Statement", "The anesthesia claim shows a balance of $2,140."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    labels = [label for _, label in rank_labels(analyses, vectors, namer.embed)]
+    assert "Claim processing" in labels
+
+
+def test_an_intent_title_keeps_the_action_of_a_common_verb(parser: PhraseParser) -> None:
+    """The gerund of a common verb is for folders only: a to-do keeps its action."""
+    analyses = parser.analyse(
+        [
+            ("Your claim", "We could not process the claim without the report.", frozenset()),
+            ("Insurer", "They will process the claim again under the new rules.", frozenset()),
+        ]
+    )
+    assert "claim processing" not in {a.key for a in activity_labels(analyses)}
+    assert "claim processing" in {a.key for a in activity_labels(analyses, common_verbs=True)}
+
+
+def test_a_doing_done_to_a_thing_too_common_to_tell_names_no_folder(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """ "Help others" twice is no folder "Other helping"."""
+    texts = [
+        ("Volunteering", "I love to help others at the shelter on weekends."),
+        ("Shelter", "Helping others there keeps me grounded; we help others every Saturday."),
+        ("Weekend", "The shelter needs volunteers for the food drive."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    assert any(a.key.endswith("helping") for a in activity_labels(analyses, common_verbs=True))
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    labels = [label for _, label in rank_labels(analyses, vectors, namer.embed)]
+    assert not any(label.endswith("helping") for label in labels)

@@ -12,7 +12,9 @@ lemmas) and not as an adjective ("formal"), and is common enough (``wordfreq``).
 members themselves use as a noun wins ("the fitting on Mon 7 Dec"); otherwise a derived noun
 ("Rent reduction"), then the bare verb where English has it as a noun but not its gerund
 ("Ceiling repair"), then the gerund ("Window cleaning"). The gerund of a verb among
-the most common ones names no task ("running", "writing", "booking": too general to tell).
+the most common ones names no task to do ("running", "writing", "booking": too general to
+tell); a folder, named by what the doing is done to, may use it ("Claim processing", "Paper
+writing": ``common_verbs``).
 """
 
 from __future__ import annotations
@@ -150,7 +152,9 @@ def nominals(verb: str) -> Nominals:
     )
 
 
-def _noun_of(verb: str, nominal: Nominals, used: Counter[str], determined: bool) -> str:
+def _noun_of(
+    verb: str, nominal: Nominals, used: Counter[str], determined: bool, common_verbs: bool = False
+) -> str:
     """The noun that names doing ``verb``, "" when none is safe:
 
     - a form the members use as a noun ("the fitting", "a review");
@@ -159,7 +163,7 @@ def _noun_of(verb: str, nominal: Nominals, used: Counter[str], determined: bool)
       "review", "check": "Ceiling repair", not "Ceiling repairing"), only after an object
       with a determiner ("repair the ceiling"), where the verb is surely read as one;
     - else the gerund of a verb that is not among the most common ones (whose gerunds,
-      "running", "holding", name no task).
+      "running", "holding", name no task), or of any verb with ``common_verbs``.
     """
     attested = [f for f in nominal.forms if used[f]]
     if attested:
@@ -170,7 +174,7 @@ def _noun_of(verb: str, nominal: Nominals, used: Counter[str], determined: bool)
         return nominal.derived[0]
     if nominal.bare and determined and nominal.gerund not in lexicon().nouns:
         return nominal.bare
-    if nominal.gerund and zipf(verb) < COMMON_VERB_ZIPF:
+    if nominal.gerund and (common_verbs or zipf(verb) < COMMON_VERB_ZIPF):
         return nominal.gerund
     return ""
 
@@ -185,11 +189,15 @@ class ActivityLabel:
     titled: int = 0  # members whose title names the object or the doing
 
 
-def activity_labels(analyses: Sequence[Analysis]) -> list[ActivityLabel]:
+def activity_labels(
+    analyses: Sequence[Analysis], common_verbs: bool = False
+) -> list[ActivityLabel]:
     """The members' doings as folder names, the most covered first. A doing counts where a
     member does it to the object ("renew the passport") or names it in a compound with the
     object ("the passport renewal form"): at least ``MIN_DOING`` members, so a doing
-    mentioned once is no theme."""
+    mentioned once is no theme. ``common_verbs``: the gerund of a common verb names the
+    doing too ("process the claim" -> "Claim processing"), as a folder is named by its
+    object; a to-do title wants the action itself."""
     nouns = [frozenset(w for p in a.phrases for w in p.key.split()) for a in analyses]
     heads = [a.heads for a in analyses]
     title_heads = [frozenset(p.head for p in a.phrases if p.in_title) for a in analyses]
@@ -213,7 +221,7 @@ def activity_labels(analyses: Sequence[Analysis]) -> list[ActivityLabel]:
     out = []
     for (verb, head), modifiers in pairs.items():
         nominal = nominals(verb)
-        noun = _noun_of(verb, nominal, used, (verb, head) in determined)
+        noun = _noun_of(verb, nominal, used, (verb, head) in determined, common_verbs)
         if not noun or noun == head:
             continue
         compound = f" {head} {noun} "  # "the passport renewal form"; not "charge" and

@@ -6,8 +6,10 @@ KeyBERT idea), how many members use it or its head noun (coverage), how close it
 members' other head nouns (the kind of thing they speak of, rather than one item among
 several), whether a member's title uses it, and how close it
 is to a sibling concept's label (maximal marginal relevance: two folders must not carry the
-same name). :func:`label_problem` says why a proposed label (the LLM's, or anything else) is
-not a folder name.
+same name). When the members name several kinds of one thing ("duplicate tickets", "GST
+ticket", "older ticket") and no one kind is said by half of them, the folder is named for the
+kind, in the plural the members write ("Tickets"). :func:`label_problem` says why a proposed
+label (the LLM's, or anything else) is not a folder name.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ LONE_ZIPF = 4.0  # a lone noun this common is generic ("Group", "Call", "Tooth")
 LONE_PENALTY = 0.1  # not for a noun of doing: "Planning", "Hiring" name a folder alone
 MODIFIER_MEMBERS = 2  # members that must say a lone word's phrase for it to replace the word
 MODIFIER_SHARE = 0.5  # ... and this share of the members that use the word
+KINDS = 2  # kinds of one thing (two-word phrases with its head) that make it a category
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
 UNTITLED = "Untitled"
@@ -195,7 +198,8 @@ def rank_labels(
     scored.sort(key=lambda item: (-item[0], item[1]))
     key_of = dict(zip(labels, [*keys, *(a.key for a in doings)], strict=True))
     scored = _maximal(scored, stats, key_of)
-    return _with_modifier(scored, key_of, analyses, stats, eligible, forms)
+    scored = _with_modifier(scored, key_of, analyses, stats, eligible, forms)
+    return _kind_of_things(scored, key_of, stats)
 
 
 def _cloud(stats: _Stats, names: frozenset[str]) -> list[str]:
@@ -241,10 +245,14 @@ def _activities(
     phrase_keys: set[str],
 ) -> list[ActivityLabel]:
     """The members' doings as candidate labels ("Passport renewal"), the most covered
-    first; none that repeats a phrase candidate, a sibling's label or a person's name."""
+    first; none that repeats a phrase candidate, a sibling's label or a person's name, nor
+    one done to a thing too common to tell ("help others" is no "Other helping", "play
+    games" no "Game playing")."""
     out = []
-    for doing in activity_labels(analyses):
+    for doing in activity_labels(analyses, common_verbs=True):
         if doing.key in phrase_keys or names.intersection(doing.key.split()):
+            continue
+        if zipf(doing.key.split()[-2]) >= COMMON_ZIPF:
             continue
         if _taken(surface(doing.text, stats.lower_words), taken):
             continue
@@ -299,6 +307,38 @@ def _with_modifier(
         return scored
     best = surface(forms[max(phrases, key=lambda k: (stats.df[k], k))], stats.lower_words)
     return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
+
+
+def _kind_of_things(
+    scored: list[tuple[float, str]], key_of: dict[str, str], stats: _Stats
+) -> list[tuple[float, str]]:
+    """Category over instances: a phrase at the top that names one kind of a thing the
+    members name several kinds of ("Unsolved GST ticket" beside "duplicate tickets" and "older
+    ticket"), said by fewer than half of the members while more of them use its head, gives
+    way to the head in the plural the members write ("Tickets"). A head no member writes in
+    the plural (a mass noun: "pace", "therapy") stays with its modifier."""
+    top_score, top = scored[0]
+    key = key_of.get(top, "")
+    if " " not in key or key not in stats.heads:
+        return scored  # a lone word, or a doing ("Rent reduction"): no kind of a thing
+    head = stats.heads[key]
+    kinds = {k for k in stats.df if len(k.split()) == 2 and k.endswith(" " + head)}
+    if len(kinds) < KINDS or 2 * stats.df[key] >= stats.members:
+        return scored
+    if stats.head_df[head] <= stats.df[key]:
+        return scored
+    plurals: Counter[str] = Counter()
+    for k, forms in stats.forms.items():
+        if stats.heads[k] != head:
+            continue
+        for text, count in forms.items():
+            word = text.split()[-1]
+            if word.lower() != head and word.lower().endswith("s"):
+                plurals[word] += count
+    if not plurals:
+        return scored
+    label = surface(plurals.most_common(1)[0][0], stats.lower_words)
+    return [(top_score, label), *[(s, t) for s, t in scored if t != label]]
 
 
 # ----------------------------------------------------------------- the check
