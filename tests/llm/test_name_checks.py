@@ -123,3 +123,17 @@ async def test_an_intent_title_that_glues_labels_gives_way_to_a_to_do_item(
     title = node.title
     assert title == "Renew the passport before the trip (by 18 Dec)"
     assert namer.title_problem(title) is None
+
+
+async def test_the_heuristic_name_that_replaces_a_label_is_no_person_either(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: HashingEmbedder
+) -> None:
+    """A 1.5B model's label had no word of its event ("Qatar shift"); the namer's name for the
+    event, which replaced it, was the colleague it mentions ("Joost")."""
+    rig = make_rig(namer=Namer(embedder))
+    rig.fake.push(Reply(content=plan_json(*new_concept("Weekly planning"))))
+    await fold(rig, make_event("Weekly planning", "Weekly planning", participants=["Joost Visser"]))
+    rig.fake.push(Reply(content=plan_json(*new_concept("Qatar shift"))))
+    await fold(rig, make_event("Joost", "Covering while Joost is out"))
+    labels = titles(rig, NodeKind.CONCEPT)
+    assert "Qatar shift" not in labels and "Joost" not in labels

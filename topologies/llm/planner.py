@@ -509,6 +509,8 @@ class LLMPlanner:
         if problem is None:
             return op
         name = self._heuristic_name(request, plan, op) if isinstance(op, AddNode) else None
+        if name and kind == NodeKind.CONCEPT and _a_person(request, name):
+            name = None  # the namer's stand-in names someone: no concept of this reply
         log.info("llm_name_replaced", tenant=request.memory.tenant, event_id=request.event.id,
                  kind=kind.value, proposed=proposed[:120], problem=problem,
                  name=name or "(kept the current name)")  # fmt: skip
