@@ -41,6 +41,7 @@ from topologies.config import IntentConfig
 from topologies.entities import node_entities
 from topologies.goals import GoalEvidence, cached_signals
 from topologies.memory import TenantMemory
+from topologies.topics import MEMBER_EDGES
 
 DUE_KEY = "intents_due"  # pending intent id -> ISO time it expires unless new evidence comes
 LAST_EVIDENCE_ATTR = "last_evidence"  # INTENT attrs: stream time of its latest goal evidence
@@ -52,7 +53,6 @@ NAMED_ENTITY_KINDS = ("name:", "ticket:", "channel:", "thread:")  # what a goal 
 MIN_SOURCES = 2  # sources a one-concept goal's evidence must come from
 MIN_SINGLE_EVENTS = 3  # events a one-concept goal's evidence must hold
 TRACKED = frozenset({*OPEN_STATUSES, IntentStatus.EXPIRED})
-EVIDENCE = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 
 
 def goal_evidence(memory: TenantMemory, event_ids: Iterable[str]) -> GoalEvidence:
@@ -148,7 +148,7 @@ def reached_lately(
     events = sorted(e for e in event_ids if e in graph)[:MAX_SAME_GOAL_EVENTS]
     votes: Counter[str] = Counter()
     for event in events:
-        themes = {e.dst for kind in EVIDENCE for e in graph.out_edges(event, kind)}
+        themes = {e.dst for kind in MEMBER_EDGES for e in graph.out_edges(event, kind)}
         votes.update(
             {i for c in themes for i in graph.recent_targets(c, EdgeKind.TRIGGERS, MAX_TRIGGERS)}
         )

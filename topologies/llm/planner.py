@@ -449,7 +449,7 @@ class LLMPlanner:
         out = plan
         for op in plan.ops:
             if isinstance(op, AddNode) and op.ref in rule_new:
-                members = [event, *_evidence_of(plan, op.ref, graph.resolve)]
+                members = [event, *_sources(plan, op.ref, graph.resolve)]
                 rival: str | None = rule_new[op.ref]
             elif isinstance(op, UpdateNode) and op.title is not None:
                 concept = graph.get(graph.resolve(op.id))
@@ -541,21 +541,16 @@ class LLMPlanner:
         memory, graph = request.memory, request.memory.graph
         event = request.event_node.id
 
-        def sources(*kinds: EdgeKind) -> list[str]:
-            return [
-                graph.resolve(o.src)
-                for o in plan.ops
-                if isinstance(o, AddEdge) and o.kind in kinds and o.dst == op.ref
-            ]
-
         if self.namer is None:
             if op.kind != NodeKind.CONCEPT:
                 return None
             node = request.event_node
             return names.heuristic_label([f"{node.title}\n{node.text}"], exclude=[memory.tenant])
         if op.kind == NodeKind.CONCEPT:
-            return self.namer.label_concept(memory, [event, *sources(*_EVIDENCE)])
-        supporting = [s for s in sources(EdgeKind.TRIGGERS) if s in graph]
+            return self.namer.label_concept(memory, [event, *_sources(plan, op.ref, graph.resolve)])
+        supporting = [
+            s for s in _sources(plan, op.ref, graph.resolve, (EdgeKind.TRIGGERS,)) if s in graph
+        ]
         evidence = [event, *(e for s in supporting for e in self.namer.concept_members(memory, s))]
         return self.namer.title_intent(memory, evidence, op.deadline, supporting)
 
@@ -746,12 +741,18 @@ def _a_person(request: PlanRequest, label: str) -> bool:
     return name in ensure_entity_index(request.memory, request.event_node).people()
 
 
-def _evidence_of(plan: UpdatePlan, ref: str, resolve: Callable[[str], str]) -> list[str]:
-    """The nodes the plan makes evidence of its new node ``ref``."""
+def _sources(
+    plan: UpdatePlan,
+    ref: str,
+    resolve: Callable[[str], str],
+    kinds: tuple[EdgeKind, ...] = _EVIDENCE,
+) -> list[str]:
+    """The nodes the plan links to its new node ``ref`` by edges of ``kinds`` (default: the
+    nodes it makes evidence of it)."""
     return [
         resolve(op.src)
         for op in plan.ops
-        if isinstance(op, AddEdge) and op.dst == ref and op.kind in _EVIDENCE
+        if isinstance(op, AddEdge) and op.dst == ref and op.kind in kinds
     ]
 
 
