@@ -331,6 +331,8 @@ def event_row(
         "concept_from_rules": int(plan.extra.get("concept_from_rules", 0)) if plan else 0,
         "concept_overridden": int(plan.extra.get("concept_overridden", 0)) if plan else 0,
         "labels_from_rules": int(plan.extra.get("labels_from_rules", 0)) if plan else 0,
+        "beliefs_asked": sum(1 for u in booked if u.outcome.startswith("reconcile_")),
+        "updates_overruled": sum(1 for u in booked if u.outcome == "reconcile_overruled"),
         "error": str(plan.extra.get("error", ""))[:300] if plan else "",
     }
 
@@ -365,6 +367,8 @@ def plan_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "concept_from_rules": sum(r.get("concept_from_rules", 0) for r in rows) / n,
         "concept_overridden": sum(r.get("concept_overridden", 0) for r in rows) / n,
         "labels_from_rules": sum(min(1, r.get("labels_from_rules", 0)) for r in rows) / n,
+        "beliefs_asked": sum(r.get("beliefs_asked", 0) for r in rows) / n,
+        "updates_overruled": sum(r.get("updates_overruled", 0) for r in rows) / n,
     }
 
 
@@ -457,9 +461,9 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
         "",
         "| scenario | events | valid non-empty | first reply | repaired | empty kept | "
         "fallbacks | concept from the rules | model's concept overridden | "
-        "model's label less fitting | calls/event | "
+        "model's label less fitting | calls/event | belief decisions asked / overruled per event | "
         "s/event (median) | server CPU s/event | tokens in/out per event | facts/event |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rep in [*reports, None]:
         plans = total if rep is None else rep.plans
@@ -474,6 +478,7 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
             f"{_pct(plans['concept_from_rules'])} | {_pct(plans.get('concept_overridden', 0))} | "
             f"{_pct(plans.get('labels_from_rules', 0))} | "
             f"{plans['calls_per_event']:.2f} | "
+            f"{plans.get('beliefs_asked', 0):.2f} / {plans.get('updates_overruled', 0):.2f} | "
             f"{plans['seconds_per_event']:.1f} ({plans['seconds_median']:.1f}) | "
             f"{'-' if cpu is None else f'{cpu:.1f}'} | {est}{plans['tokens_in_per_event']:.0f} / "
             f"{plans['tokens_out_per_event']:.0f} | {plans['facts_per_event']:.2f} |"
@@ -491,7 +496,9 @@ def markdown(reports: list[ScenarioReport], meta: dict[str, Any]) -> str:
         "another concept for the event than the heuristic planner. Model's label less "
         "fitting: its concept label (or rename) described the concept's members less well "
         "than the rules' label (cosine to their centroid), which was kept. Calls "
-        "include fact-reconciliation calls. "
+        "include fact-reconciliation calls. Belief decisions: the model asked whether one of "
+        "the plan's statements revises a belief; overruled: it answered UPDATE for a belief "
+        "about something else, and the rules decided. "
         "Seconds: from sending a request to its last token (wall clock, loaded machine); server "
         "CPU: the llama.cpp process's CPU time per event asked live. Tokens marked ~ are "
         "estimated (a streamed reply carries no usage: output tokens are its chunks, input "

@@ -17,10 +17,12 @@ from schemas.graph import NodeKind
 from tests.facts.helpers import T0
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
+from topologies.facts.llm_extract import PlanFacts
 from topologies.facts.llm_reconcile import LLMReconciler
 from topologies.facts.step import FactStep
 from topologies.llm.config import LLMConfig
 from topologies.llm.prompts.reconcile_fact import TASK, parse_reply
+from topologies.llm.usage import UsageLedger
 from topologies.memory import TenantMemory
 
 CONFIG = {
@@ -125,3 +127,48 @@ def test_parse_reply_checks_targets_against_the_candidates_shown() -> None:
     with pytest.raises(ValueError):
         parse_reply({"decision": "UPDATE", "target": "F3"}, 2)
     assert TASK == "reconcile_fact"
+
+
+async def test_a_models_update_of_a_belief_about_something_else_is_overruled(
+    fake: FakeOpenAI, embedder: HashingEmbedder
+) -> None:
+    """A small model answers UPDATE for most statements; an UPDATE whose target is about
+    another thing would tie this event to that belief. The rules decide instead (ADD here),
+    and the ledger counts the overruled answer."""
+    ledger = UsageLedger(clock=lambda: "2026-01-01")
+    client = LLMClient(
+        LLMConfig.model_validate({**CONFIG, "base_url": fake.base_url}),
+        capabilities=CapabilityMemory(),
+    )
+    judge = LLMReconciler(client, ledger=ledger)
+    eng = make_engine(embedder, facts=FactStep(embedder, judge=judge))
+    fake.push(answer("UPDATE", "F1"))
+    texts = ["I live in Porto.", "Now I drink three espressos a day."]
+    old, new = facts(await fold_all(eng, texts))
+    assert fake.calls == 1
+    assert new.id != old.id and old.reinforcement == 0
+    assert not str(new.attrs["reconcile"]).startswith("model")
+    assert ledger.totals().reconcile_overruled == 1 and ledger.totals().reconcile_llm == 0
+
+
+async def test_with_plan_facts_the_model_judges_only_the_plans_own_statements(
+    fake: FakeOpenAI, embedder: HashingEmbedder
+) -> None:
+    """The rules' statements added after the plan's (what a small model left out) are
+    reconciled by the rules: asking the model about them would cost a call each."""
+    client = LLMClient(
+        LLMConfig.model_validate({**CONFIG, "base_url": fake.base_url}),
+        capabilities=CapabilityMemory(),
+    )
+    sink = PlanFacts()
+    step = FactStep(embedder, extractor=sink, judge=LLMReconciler(client, calls_per_event=5))
+    eng = make_engine(embedder, facts=step)
+    memory = eng.new_memory("erin")
+    first = statement_event("erin", ("s", 0), MOVE[0], None, T0)
+    await eng.fold(memory, first)
+    second = statement_event("erin", ("s", 1), MOVE[1], None, T0 + timedelta(days=10))
+    sink.put("erin", second.id, ["The corner bakery sells rye bread."])  # the move: the rules
+    await eng.fold(memory, second)
+    assert fake.calls == 0
+    old = next(f for f in facts(memory) if "Porto" in f.text)
+    assert old.superseded_by  # the rules' decision: same key, new value

@@ -54,15 +54,18 @@ def test_a_run_reports_side_by_side_and_a_second_run_replays(
     rows = (tmp_path / "work" / "fake" / "tiny.events.jsonl").read_text().splitlines()
     assert [json.loads(r)["event_id"] for r in rows] == ["e1", "e2", "e3"]
 
-    bench_llm_local.main([*args, "--limit", "4"])  # e1-e3 replayed, e4 asked
+    bench_llm_local.main([*args, "--limit", "4"])  # e1-e3 replayed, e4 folded anew
     asked = [event_of(body).get("body", "") for body in model.requests[first:]]
     assert not any(f"(note {n})" in text for text in asked for n in (1, 2, 3))
     rows = (tmp_path / "work" / "fake" / "tiny.events.jsonl").read_text().splitlines()
     assert [json.loads(r)["event_id"] for r in rows] == ["e1", "e2", "e3", "e4"]
     report = json.loads((tmp_path / "results" / "fake.json").read_text())
     (tiny,) = report["scenarios"]
-    assert tiny["events"] == 4 and tiny["live_events"] == 1
-    assert tiny["plans"]["valid_non_empty"] == 1.0 and tiny["plans"]["calls_per_event"] >= 1.0
+    fourth = json.loads(rows[3])
+    # e4 repeats e2 nearly word for word: folded without a call, so not live
+    assert fourth["outcome"] == "skipped_duplicate" and fourth["calls"] == 0
+    assert tiny["events"] == 4 and tiny["live_events"] == 0
+    assert tiny["plans"]["valid_non_empty"] == 1.0 and tiny["plans"]["calls_per_event"] == 0.75
     assert {"grounded_f1", "label_f1@0.6"} <= set(tiny["model_structure"])
     assert {"grounded_f1", "label_f1@0.6"} <= set(tiny["heuristic_structure"])
     text = (tmp_path / "results" / "fake.md").read_text()

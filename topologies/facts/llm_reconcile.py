@@ -10,11 +10,16 @@ sets the same keyed attribute as a candidate, or a candidate says nearly the sam
 about, and at most ``calls_per_event`` items per event. :meth:`LLMReconciler.decide` returns
 None when it does not ask, the breaker is open, the model answers invalidly or names a
 candidate that was not shown (a failed call raises, after booking it), and the heuristic rules
-(:func:`topologies.facts.reconcile.decide`) decide that item instead.
+(:func:`topologies.facts.reconcile.decide`) decide that item instead. An UPDATE (the same
+belief said again) stands only when its target says nearly the same (sentence cosine at least
+``restated``) or sets the same keyed attribute: a small model answers UPDATE for most
+statements ("adds a new detail"), and each wrong UPDATE ties the event to another theme's
+belief; it is booked ``reconcile_overruled`` and the rules decide.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 import structlog
@@ -92,6 +97,7 @@ class LLMReconciler:
         when: datetime,
         found: list[Candidate],
         log_ctx: dict[str, str],
+        same_belief: Callable[[Candidate], bool] | None = None,
     ) -> Decision | None:
         """The model's decision for one item, or None (then the heuristic decides)."""
         shown = found[: self.max_candidates]
@@ -119,8 +125,13 @@ class LLMReconciler:
             log.info("fact_reconcile_invalid", error=str(exc)[:200], **log_ctx)
             self.guard.book(usage, "invalid")
             return None
-        self.guard.book(usage, "llm")
         target = shown[parsed.target] if parsed.target is not None else None
+        if parsed.op == "UPDATE" and target is not None and same_belief and not same_belief(target):
+            log.info("fact_reconcile_update_overruled", target=target.head.id,
+                     similarity=round(target.similarity, 3), **log_ctx)  # fmt: skip
+            self.guard.book(usage, "overruled")
+            return None
+        self.guard.book(usage, "llm")
         return Decision(
             _OPS[parsed.op],  # type: ignore[arg-type]
             target.head.id if target is not None else None,

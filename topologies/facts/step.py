@@ -17,9 +17,10 @@ Skipped entirely when the tenant opted out of the ``facts`` layer.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Protocol
 
 import structlog
@@ -29,7 +30,14 @@ from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from topologies.embedding import Embedder
 from topologies.facts.chains import link
 from topologies.facts.extract import ExtractedItem, ExtractorConfig, extract_items
-from topologies.facts.reconcile import Candidate, Decision, ReconcileConfig, candidates, decide
+from topologies.facts.reconcile import (
+    Candidate,
+    Decision,
+    ReconcileConfig,
+    candidates,
+    decide,
+    topic_similarity,
+)
 from topologies.facts.slot_index import remember
 from topologies.facts.slots import Slots, author_of, slots_of
 from topologies.memory import TenantMemory, event_node_id, stable_id
@@ -56,6 +64,7 @@ class ItemJudge(Protocol):
         when: datetime,
         found: list[Candidate],
         log_ctx: dict[str, str],
+        same_belief: Callable[[Candidate], bool] | None = None,
     ) -> Decision | None: ...
 
 
@@ -151,21 +160,22 @@ class FactStep:
         items = self._prepared.get(key)
         if items is None:
             items = extract_items(event_text(event), self.extractor_config)
-        if not items or memory.event_state(event.id) == "folded":
+        asked = [i for i, item in enumerate(items) if self._judged_item(item)]
+        if not asked or memory.event_state(event.id) == "folded":
             return
-        vectors = self.embedder.embed([item.text for item in items])
+        vectors = self.embedder.embed([items[i].text for i in asked])
         author = event_author(event)
         decisions: dict[int, Decision] = {}
-        for index, item in enumerate(items):
+        for row, index in enumerate(asked):
+            item = items[index]
             slots = slots_of(item.text, author)
-            found = candidates(
-                memory, vectors[index], slots, self.reconcile_config, set(), event.ts
-            )
+            found = candidates(memory, vectors[row], slots, self.reconcile_config, set(), event.ts)
             if not found:
                 continue
             ctx = {"tenant": memory.tenant, "event_id": event.id}
+            same = partial(self._same_belief, item, slots)
             try:
-                decision = await self.judge.decide(item, author, event.ts, found, ctx)
+                decision = await self.judge.decide(item, author, event.ts, found, ctx, same)
             except Exception as exc:  # the heuristic rules take over for this event
                 log.warning("fact_reconcile_failed", error=str(exc)[:200], **ctx)
                 break
@@ -175,6 +185,28 @@ class FactStep:
             self._judged[key] = decisions
             while len(self._judged) > self._max_prepared:
                 self._judged.popitem(last=False)
+
+    def _same_belief(self, item: ExtractedItem, slots: Slots, candidate: Candidate) -> bool:
+        """Could the item say the candidate's belief again (a model's UPDATE is checked by
+        this)? Nearly the same sentence, the same keyed attribute, or the same topic (closer
+        when both set the same attribute of the holder, or name the same rare word)."""
+        cfg = self.reconcile_config
+        if candidate.similarity >= cfg.restatement_similarity:
+            return True
+        if item.key is not None and candidate.head.attrs.get("key") == item.key:
+            return True
+        topic, shares_name = topic_similarity(
+            slots, slots.topic or item.text, candidate, self.topics
+        )
+        shared = candidate.slots is not None and bool(slots.attributes & candidate.slots.attributes)
+        bonus = cfg.shared_name_bonus if shares_name else 0.0
+        return topic + bonus >= (cfg.topic_no_cue if shared else cfg.restatement_similarity)
+
+    def _judged_item(self, item: ExtractedItem) -> bool:
+        """Is the judge asked about this item? With a model extractor, only about what the
+        model stated: a statement the rules read (the fallback for what the model left out)
+        is reconciled by the rules too."""
+        return self.extractor is None or bool(item.attrs.get("extractor"))
 
     def texts(self, memory: TenantMemory, events: Sequence[RawEvent]) -> list[str]:
         """What ``apply`` will embed for these events with the deterministic extractor (the

@@ -61,6 +61,7 @@ class Counters:
     reconcile_invalid: int = 0  # unusable reply -> the heuristic rules decide
     reconcile_error: int = 0  # call failed -> the rules decide (breaker failure)
     reconcile_skipped: int = 0  # breaker open or budget spent -> the rules, without a call
+    reconcile_overruled: int = 0  # an UPDATE of a belief that says something else -> the rules
 
     @property
     def tokens(self) -> int:
@@ -114,8 +115,10 @@ def folded_by(planners: dict[str, int], counters: dict[str, int], folded: int) -
 
 
 SIDE_TASKS = ("facts", "reconcile")
-SIDE_OUTCOMES = tuple(f"{task}_{o}" for task in SIDE_TASKS for o in ("llm", "invalid", "error",
-                                                                     "skipped"))  # fmt: skip
+SIDE_OUTCOMES = (
+    *(f"{task}_{o}" for task in SIDE_TASKS for o in ("llm", "invalid", "error", "skipped")),
+    "reconcile_overruled",
+)
 FACT_OUTCOMES = SIDE_OUTCOMES  # the fact tasks: extraction and reconcile
 # EventUsage.extra counts booked with the event
 _EXTRA_COUNTS = (
