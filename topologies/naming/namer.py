@@ -201,10 +201,23 @@ class Namer:
             siblings,
             sibling_vectors,
             self.names_of(members),
+            self._used_labels(memory, concept_id),
         )
         if ranked:
             return ranked[0][1]
         return label_from_texts([n.embed_text for n in members], exclude=[memory.tenant])
+
+    @staticmethod
+    def _used_labels(memory: TenantMemory, concept_id: str | None) -> frozenset[str]:
+        """Case-folded labels of the user's other live concepts, however far from this one:
+        two folders never carry one name ("Pic" twice in a chat history)."""
+        graph = memory.graph
+        own = graph.resolve(concept_id) if concept_id else None
+        return frozenset(
+            node.title.casefold()
+            for node in graph.nodes(NodeKind.CONCEPT)
+            if node.id != own and not node.superseded_by and node.title
+        )
 
     def _siblings(
         self, memory: TenantMemory, vectors: Matrix, concept_id: str | None
