@@ -315,3 +315,18 @@ def test_no_two_concepts_carry_one_name_however_far_apart(
     assert namer.label_concept(memory, members).casefold() != first.casefold()
     assert namer.label_concept(memory, members, "far") == first  # its own name is no other's
     memory.commit()
+
+
+def test_a_third_word_is_one_instances_detail(minilm: Embedder, parser: PhraseParser) -> None:
+    """Every member that speaks of the sleep report calls it the weekly sleep report: the
+    folder is still no longer than "Sleep report" ("weekly" is this one report's detail)."""
+    texts = [
+        ("Weekly sleep report", "Average 6 h a night, three nights under five hours."),
+        ("Watch app", "The weekly sleep report came in: deep sleep 48 minutes a night."),
+        ("Awake at 4", "Awake at 4 again, the weekly sleep report will show it."),
+    ]
+    namer = Namer(minilm, parser)
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
+    label = rank_labels(analyses, vectors, namer.embed)[0][1]
+    assert label in ("Sleep report", "Sleep")

@@ -51,6 +51,8 @@ LONE_ZIPF = 4.0  # a lone noun this common is generic ("Group", "Call", "Tooth")
 LONE_PENALTY = 0.1  # not for a noun of doing: "Planning", "Hiring" name a folder alone
 MODIFIER_MEMBERS = 2  # members that must say a lone word's phrase for it to replace the word
 MODIFIER_SHARE = 0.5  # ... and this share of the members that use the word
+LONG_WORDS = 2  # a common noun phrase longer than this ...
+LONG_PENALTY = 0.1  # ... adds a detail of one instance: "Weekly sleep report", "Sleep report"
 KINDS = 2  # kinds of one thing (two-word phrases with its head) that make it a category
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
@@ -238,6 +240,8 @@ def label_candidates(
             terms["lone"] = -LONE_PENALTY
         if zipf(head) < RARE_ZIPF:
             terms["rare"] = -RARE_PENALTY
+        if len(key.split()) > LONG_WORDS and not _named(labels[i]):
+            terms["long"] = -LONG_PENALTY
         candidates.append(Candidate(labels[i], key, terms))
     for j, doing in enumerate(doings, start=len(keys)):
         terms = {
@@ -279,6 +283,12 @@ def _generality(
     return out
 
 
+def _named(label: str) -> bool:
+    """Written with a capital past its first letter: a name of a thing ("Q4 OKR workshop",
+    "Flux Tariffs launch") is kept whole, however many words it takes."""
+    return any(ch.isupper() for ch in label[1:])
+
+
 def _generic_lone(key: str, head: str, share: float) -> bool:
     """A lone common noun used by less than ``LONE_SHARE`` of the members ("Group",
     "Call", "Tooth"), and no noun of doing."""
@@ -318,13 +328,16 @@ def _maximal(
     scored: list[tuple[float, str]], stats: _Stats, key_of: dict[str, str]
 ) -> list[tuple[float, str]]:
     """The best phrase grows to its longest extension used by the same members: "Water
-    damage" rather than "Damage" when every member that says damage says water damage."""
+    damage" rather than "Damage" when every member that says damage says water damage (up
+    to two words, unless it is a name: a third word is one instance's detail)."""
     top_score, top = scored[0]
     key = key_of[top]
     longer = [
         label
         for _, label in scored[1:]
-        if key_of[label].endswith(" " + key) and stats.df[key_of[label]] == stats.df[key]
+        if key_of[label].endswith(" " + key)
+        and stats.df[key_of[label]] == stats.df[key]
+        and (len(key_of[label].split()) <= LONG_WORDS or _named(label))
     ]
     if not longer:
         return scored
