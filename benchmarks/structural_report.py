@@ -25,6 +25,7 @@ ORACLE_COLUMNS = (
     "oracle_label_hit@0.75",
     "oracle_label_f1@0.6",
     "oracle_label_cosine",
+    "oracle_label_reachable@0.6",
     "oracle_title_hit@0.5",
     "oracle_title_recall@0.5",
     "oracle_title_cosine",
@@ -531,10 +532,26 @@ def sample_names(names: dict[str, Any]) -> list[str]:
 
 
 def oracle_names(names: dict[str, Any]) -> list[str]:
-    rows = [[cell(r["gold"]), cell(r["name"]), _cos(r["cosine"])] for r in names["concepts"]]
-    lines = table(["gold concept", "name of its events", "cosine"], rows)
+    rows = [
+        [
+            cell(r["gold"]),
+            cell(r["name"]),
+            _cos(r["cosine"]),
+            f"{cell(r.get('best_candidate', ''))} ({_cos(r.get('best_cosine'))})",
+            "missed" if _missed(r) else "",
+        ]
+        for r in names["concepts"]
+    ]
+    lines = table(
+        ["gold concept", "name of its events", "cosine", "best candidate (cosine)", ""], rows
+    )
     rows = [[cell(r["gold"]), cell(r["title"]), _cos(r["cosine"])] for r in names["intents"]]
     return [*lines, "", *table(["gold intent", "title of its evidence", "cosine"], rows)]
+
+
+def _missed(row: dict[str, Any]) -> bool:
+    """A candidate reached the gold label (cosine 0.6) but the namer picked another."""
+    return bool(row.get("best_cosine", 0.0) >= 0.6 > row["cosine"])
 
 
 # ----------------------------------------------------------------------------- plot

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
@@ -271,3 +272,61 @@ def test_a_doing_done_to_a_thing_too_common_to_tell_names_no_folder(
     vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
     labels = [label for _, label in rank_labels(analyses, vectors, namer.embed)]
     assert not any(label.endswith("helping") for label in labels)
+
+
+# ------------------------------------------------------- one name per folder
+def concept_node(concept_id: str, title: str) -> Node:
+    return Node(
+        id=concept_id,
+        kind=NodeKind.CONCEPT,
+        tenant="alice",
+        title=title,
+        created_at=T0,
+        updated_at=T0,
+    )
+
+
+def test_no_two_concepts_carry_one_name_however_far_apart(
+    embedder: HashingEmbedder, namer: Namer
+) -> None:
+    """A chat history had two concepts named "Pic": the first far from the second (not
+    among its nearest neighbours), so only its own distance kept them apart. The second
+    takes its next phrase."""
+    memory = TenantMemory("alice", embedder.dim)
+    memory.begin()
+    texts = [
+        ("Garden", "Here is a pic of the tomato beds in the garden."),
+        ("Garden again", "Another pic: the tomato beds after the rain."),
+        ("Harvest", "A pic of the first tomatoes from the beds."),
+    ]
+    for i, (title, body) in enumerate(texts):
+        node = event_node(f"e{i}", title, 2 + i).model_copy(update={"text": f"{title}\n{body}"})
+        memory.graph.add_node(node)
+        memory.index(NodeKind.EVENT).upsert(node.id, embedder.embed([node.embed_text])[0])
+    members = [f"e{i}" for i in range(len(texts))]
+    first = namer.label_concept(memory, members)
+    centroid = embedder.embed([f"{t}\n{b}" for t, b in texts]).mean(axis=0)
+    far = -centroid / np.linalg.norm(centroid)
+    for i in range(8):  # nearer neighbours than the far "Pic"
+        memory.graph.add_node(concept_node(f"near{i}", f"Neighbour {i}"))
+        memory.index(NodeKind.CONCEPT).upsert(f"near{i}", centroid.astype(np.float32))
+    memory.graph.add_node(concept_node("far", first))
+    memory.index(NodeKind.CONCEPT).upsert("far", far.astype(np.float32))
+    assert namer.label_concept(memory, members).casefold() != first.casefold()
+    assert namer.label_concept(memory, members, "far") == first  # its own name is no other's
+    memory.commit()
+
+
+def test_a_third_word_is_one_instances_detail(minilm: Embedder, parser: PhraseParser) -> None:
+    """Every member that speaks of the sleep report calls it the weekly sleep report: the
+    folder is still no longer than "Sleep report" ("weekly" is this one report's detail)."""
+    texts = [
+        ("Weekly sleep report", "Average 6 h a night, three nights under five hours."),
+        ("Watch app", "The weekly sleep report came in: deep sleep 48 minutes a night."),
+        ("Awake at 4", "Awake at 4 again, the weekly sleep report will show it."),
+    ]
+    namer = Namer(minilm, parser)
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
+    label = rank_labels(analyses, vectors, namer.embed)[0][1]
+    assert label in ("Sleep report", "Sleep")

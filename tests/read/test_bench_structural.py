@@ -116,9 +116,13 @@ def test_the_oracle_names_each_gold_group_from_its_own_events(
     names = run["oracle"]["names"]["tiny"]
     assert [c["gold"] for c in names["concepts"]] == ["Passport renewal", "Dentist crown"]
     assert "passport" in names["concepts"][0]["name"].lower()
+    for concept in names["concepts"]:  # the candidates it was picked from, the best listed
+        assert concept["best_candidate"] in [*concept["candidates"], concept["name"]]
+        assert concept["best_cosine"] >= concept["cosine"] - 1e-6
     assert names["intents"][0]["title"].endswith("(by 18 Dec)")
     figures = run["oracle"]["figures"]
     assert 0.0 <= figures["tiny"]["oracle_label_hit@0.6"] <= 1.0
+    assert figures["tiny"]["oracle_label_reachable@0.6"] >= figures["tiny"]["oracle_label_hit@0.6"]
     assert figures["sample"]["oracle_title_hit@0.5"] >= 0.0  # the sample's goals too
     report = (tmp_path / "results" / "structural.md").read_text()
     assert "Naming on gold groups" in report and "mean (held out)" in report

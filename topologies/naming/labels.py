@@ -51,10 +51,27 @@ LONE_ZIPF = 4.0  # a lone noun this common is generic ("Group", "Call", "Tooth")
 LONE_PENALTY = 0.1  # not for a noun of doing: "Planning", "Hiring" name a folder alone
 MODIFIER_MEMBERS = 2  # members that must say a lone word's phrase for it to replace the word
 MODIFIER_SHARE = 0.5  # ... and this share of the members that use the word
+LONG_WORDS = 2  # a common noun phrase longer than this ...
+LONG_PENALTY = 0.1  # ... adds a detail of one instance: "Weekly sleep report", "Sleep report"
 KINDS = 2  # kinds of one thing (two-word phrases with its head) that make it a category
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
 UNTITLED = "Untitled"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate label and the terms of its score (named, so a bench can say why one
+    phrase beat another)."""
+
+    label: str
+    key: str  # lower-cased lemmas
+    terms: dict[str, float]
+    doing: bool = False  # the members' doing ("Passport renewal"), not one of their phrases
+
+    @property
+    def score(self) -> float:
+        return sum(self.terms.values())
 
 
 @dataclass
@@ -127,6 +144,16 @@ def _lexical(stats: _Stats, key: str) -> float:
     )
 
 
+@dataclass
+class _Pool:
+    """The scored candidates of one naming and what the rules after the score read."""
+
+    candidates: list[Candidate]
+    stats: _Stats
+    eligible: list[str]  # every nameable phrase key not taken by a sibling
+    forms: dict[str, str]  # key -> the form the members write most
+
+
 def rank_labels(
     analyses: Sequence[Analysis],
     vectors: Matrix,
@@ -134,9 +161,33 @@ def rank_labels(
     siblings: Sequence[str] = (),
     sibling_vectors: Matrix | None = None,
     names: frozenset[str] = frozenset(),
+    used: frozenset[str] = frozenset(),
 ) -> list[tuple[float, str]]:
     """(score, label) of the candidate phrases, best first. ``names``: lower-cased words of
-    the people in any member (a name one member mentions is a name in all of them)."""
+    the people in any member (a name one member mentions is a name in all of them);
+    ``used``: case-folded labels of the user's other concepts, near or far (two folders
+    never carry one name: the second takes its next phrase)."""
+    pool = label_candidates(analyses, vectors, embed, siblings, sibling_vectors, names, used)
+    if not pool.candidates:
+        return []
+    stats = pool.stats
+    scored = sorted(((c.score, c.label) for c in pool.candidates), key=lambda i: (-i[0], i[1]))
+    key_of = {c.label: c.key for c in pool.candidates}
+    scored = _maximal(scored, stats, key_of)
+    scored = _with_modifier(scored, key_of, analyses, stats, pool.eligible, pool.forms)
+    return _kind_of_things(scored, key_of, stats)
+
+
+def label_candidates(
+    analyses: Sequence[Analysis],
+    vectors: Matrix,
+    embed: Embed,
+    siblings: Sequence[str] = (),
+    sibling_vectors: Matrix | None = None,
+    names: frozenset[str] = frozenset(),
+    used: frozenset[str] = frozenset(),
+) -> _Pool:
+    """The candidate labels embedded for one naming, each with the terms of its score."""
     stats = _stats(analyses)
     taken = [frozenset(s.casefold().split()) for s in siblings]
     keys = sorted(
@@ -144,12 +195,17 @@ def rank_labels(
         key=lambda k: (-_lexical(stats, k), k),
     )
     forms = {k: stats.forms[k].most_common(1)[0][0] for k in keys}
-    keys = [k for k in keys if not _taken(surface(forms[k], stats.lower_words), taken)]
+    keys = [
+        k
+        for k in keys
+        if not _taken(surface(forms[k], stats.lower_words), taken)
+        and surface(forms[k], stats.lower_words).casefold() not in used
+    ]
     eligible = list(keys)
-    doings = _activities(analyses, stats, names, taken, set(keys[:MAX_CANDIDATES]))
+    doings = _activities(analyses, stats, names, taken, set(keys[:MAX_CANDIDATES]), used)
     keys = keys[: MAX_CANDIDATES - len(doings)]  # as many phrases embedded as before
     if not keys and not doings:
-        return []
+        return _Pool([], stats, eligible, forms)
     labels = [surface(forms[k], stats.lower_words) for k in keys]
     labels += [surface(a.text, stats.lower_words) for a in doings]
     cloud = _cloud(stats, names)
@@ -166,40 +222,38 @@ def rank_labels(
     else:
         closeness = np.zeros(len(labels))
     n = max(1, stats.members)
-    scored = []
+    candidates = []
     for i, key in enumerate(keys):
         head = stats.heads[key]
-        score = (
-            float(central[i])
-            + COVERAGE_WEIGHT * (stats.df[key] - 1) / max(1, n - 1)
-            + HEAD_WEIGHT * stats.head_df[head] / n
-            + (TITLE_BONUS if stats.in_title[key] else 0.0)
-            + TITLE_HEAD_WEIGHT * stats.title_heads[head] / n
-            + GENERAL_WEIGHT * general[i]
-            - SIBLING_WEIGHT * max(0.0, float(closeness[i]))
-        )
+        terms = {
+            "central": float(central[i]),
+            "coverage": COVERAGE_WEIGHT * (stats.df[key] - 1) / max(1, n - 1),
+            "head": HEAD_WEIGHT * stats.head_df[head] / n,
+            "title": TITLE_BONUS if stats.in_title[key] else 0.0,
+            "title_head": TITLE_HEAD_WEIGHT * stats.title_heads[head] / n,
+            "general": GENERAL_WEIGHT * general[i],
+            "sibling": -SIBLING_WEIGHT * max(0.0, float(closeness[i])),
+        }
         if " " not in key and zipf(head) >= COMMON_ZIPF:
-            score -= COMMON_PENALTY
+            terms["common"] = -COMMON_PENALTY
         if _generic_lone(key, head, stats.head_df[head] / n):
-            score -= LONE_PENALTY
+            terms["lone"] = -LONE_PENALTY
         if zipf(head) < RARE_ZIPF:
-            score -= RARE_PENALTY
-        scored.append((score, labels[i]))
+            terms["rare"] = -RARE_PENALTY
+        if len(key.split()) > LONG_WORDS and not _named(labels[i]):
+            terms["long"] = -LONG_PENALTY
+        candidates.append(Candidate(labels[i], key, terms))
     for j, doing in enumerate(doings, start=len(keys)):
-        score = (
-            float(central[j])
-            + COVERAGE_WEIGHT * (doing.coverage - 1) / max(1, n - 1)
-            + HEAD_WEIGHT * doing.doing / n
-            + TITLE_HEAD_WEIGHT * doing.titled / n
-            + GENERAL_WEIGHT * general[j]
-            - SIBLING_WEIGHT * max(0.0, float(closeness[j]))
-        )
-        scored.append((score, labels[j]))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    key_of = dict(zip(labels, [*keys, *(a.key for a in doings)], strict=True))
-    scored = _maximal(scored, stats, key_of)
-    scored = _with_modifier(scored, key_of, analyses, stats, eligible, forms)
-    return _kind_of_things(scored, key_of, stats)
+        terms = {
+            "central": float(central[j]),
+            "coverage": COVERAGE_WEIGHT * (doing.coverage - 1) / max(1, n - 1),
+            "head": HEAD_WEIGHT * doing.doing / n,
+            "title_head": TITLE_HEAD_WEIGHT * doing.titled / n,
+            "general": GENERAL_WEIGHT * general[j],
+            "sibling": -SIBLING_WEIGHT * max(0.0, float(closeness[j])),
+        }
+        candidates.append(Candidate(labels[j], doing.key, terms, doing=True))
+    return _Pool(candidates, stats, eligible, forms)
 
 
 def _cloud(stats: _Stats, names: frozenset[str]) -> list[str]:
@@ -229,6 +283,12 @@ def _generality(
     return out
 
 
+def _named(label: str) -> bool:
+    """Written with a capital past its first letter: a name of a thing ("Q4 OKR workshop",
+    "Flux Tariffs launch") is kept whole, however many words it takes."""
+    return any(ch.isupper() for ch in label[1:])
+
+
 def _generic_lone(key: str, head: str, share: float) -> bool:
     """A lone common noun used by less than ``LONE_SHARE`` of the members ("Group",
     "Call", "Tooth"), and no noun of doing."""
@@ -243,6 +303,7 @@ def _activities(
     names: frozenset[str],
     taken: list[frozenset[str]],
     phrase_keys: set[str],
+    used: frozenset[str] = frozenset(),
 ) -> list[ActivityLabel]:
     """The members' doings as candidate labels ("Passport renewal"), the most covered
     first; none that repeats a phrase candidate, a sibling's label or a person's name, nor
@@ -254,7 +315,8 @@ def _activities(
             continue
         if zipf(doing.key.split()[-2]) >= COMMON_ZIPF:
             continue
-        if _taken(surface(doing.text, stats.lower_words), taken):
+        label = surface(doing.text, stats.lower_words)
+        if _taken(label, taken) or label.casefold() in used:
             continue
         out.append(doing)
         if len(out) == MAX_ACTIVITIES:
@@ -266,13 +328,16 @@ def _maximal(
     scored: list[tuple[float, str]], stats: _Stats, key_of: dict[str, str]
 ) -> list[tuple[float, str]]:
     """The best phrase grows to its longest extension used by the same members: "Water
-    damage" rather than "Damage" when every member that says damage says water damage."""
+    damage" rather than "Damage" when every member that says damage says water damage (up
+    to two words, unless it is a name: a third word is one instance's detail)."""
     top_score, top = scored[0]
     key = key_of[top]
     longer = [
         label
         for _, label in scored[1:]
-        if key_of[label].endswith(" " + key) and stats.df[key_of[label]] == stats.df[key]
+        if key_of[label].endswith(" " + key)
+        and stats.df[key_of[label]] == stats.df[key]
+        and (len(key_of[label].split()) <= LONG_WORDS or _named(label))
     ]
     if not longer:
         return scored

@@ -35,7 +35,15 @@ from schemas.graph import EdgeKind, Node, NodeKind
 from topologies import topics
 from topologies.embedding import Embedder
 from topologies.memory import TenantMemory
-from topologies.naming.labels import UNTITLED, Embed, Matrix, label_problem, rank_labels
+from topologies.naming.labels import (
+    UNTITLED,
+    Candidate,
+    Embed,
+    Matrix,
+    label_candidates,
+    label_problem,
+    rank_labels,
+)
 from topologies.naming.occasions import agreed_occasion
 from topologies.naming.phrases import (
     CARRY_VERBS,
@@ -193,18 +201,49 @@ class Namer:
         members, vectors = self._events(memory, member_ids)
         if not members:
             return UNTITLED
+        ranked = rank_labels(*self._label_inputs(memory, members, vectors, concept_id))
+        if ranked:
+            return ranked[0][1]
+        return label_from_texts([n.embed_text for n in members], exclude=[memory.tenant])
+
+    def label_candidates(
+        self, memory: TenantMemory, member_ids: Sequence[str], concept_id: str | None = None
+    ) -> list[Candidate]:
+        """The candidates :meth:`label_concept` ranks, each with the terms of its score (for
+        a bench that asks why one phrase beat another)."""
+        members, vectors = self._events(memory, member_ids)
+        if not members:
+            return []
+        inputs = self._label_inputs(memory, members, vectors, concept_id)
+        return label_candidates(*inputs).candidates
+
+    def _label_inputs(
+        self, memory: TenantMemory, members: list[Node], vectors: Matrix, concept_id: str | None
+    ) -> tuple[
+        list[Analysis], Matrix, Embed, list[str], Matrix | None, frozenset[str], frozenset[str]
+    ]:
         siblings, sibling_vectors = self._siblings(memory, vectors, concept_id)
-        ranked = rank_labels(
+        return (
             self.parser.analyse_nodes(members),
             vectors,
             self.embed,
             siblings,
             sibling_vectors,
             self.names_of(members),
+            self._used_labels(memory, concept_id),
         )
-        if ranked:
-            return ranked[0][1]
-        return label_from_texts([n.embed_text for n in members], exclude=[memory.tenant])
+
+    @staticmethod
+    def _used_labels(memory: TenantMemory, concept_id: str | None) -> frozenset[str]:
+        """Case-folded labels of the user's other live concepts, however far from this one:
+        two folders never carry one name ("Pic" twice in a chat history)."""
+        graph = memory.graph
+        own = graph.resolve(concept_id) if concept_id else None
+        return frozenset(
+            node.title.casefold()
+            for node in graph.nodes(NodeKind.CONCEPT)
+            if node.id != own and not node.superseded_by and node.title
+        )
 
     def _siblings(
         self, memory: TenantMemory, vectors: Matrix, concept_id: str | None
