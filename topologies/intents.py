@@ -643,10 +643,8 @@ class IntentEmergence:
         title = self.namer.title_intent(memory, sorted(evidence), deadline)
         # a new name only when it states what to do in the evidence's own words: a topic
         # ("Treptower park") that the grown evidence is also about, said with a general verb
-        # ("Follow up on the Treptower park"), is no better goal than the action it had
-        if not self.namer.states_action(title):
-            return None
-        if self.namer.derived(title) and not self.namer.derived(intent.title):
+        # ("Prepare for the Treptower park"), is no better goal than the one it had
+        if not self.namer.states_action(title) or self.namer.derived(title):
             return None
         return title
 
