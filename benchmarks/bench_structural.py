@@ -438,6 +438,7 @@ def score_sample(folded: Folded, themes: Sequence[Theme], embedder: Embedder) ->
                 "goal": t.goal,
                 "events": len(t.events),
                 "pending": sum(1 for i in mine if i.status == IntentStatus.PENDING),
+                "scheduled": sum(1 for i in mine if i.status == IntentStatus.ACTION_SCHEDULED),
                 "resolved": sum(1 for i in mine if i.status == IntentStatus.RESOLVED),
                 "intents": len(mine),
                 "concepts": sum(1 for _, theme in concepts if theme == t.id),
@@ -452,13 +453,17 @@ def score_sample(folded: Folded, themes: Sequence[Theme], embedder: Embedder) ->
             "goal_themes_with_one_pending": sum(
                 1 for r in rows if r["theme"] in goal_ids and r["pending"] == 1
             ),
-            # a goal reached within the stream (the party is over by its last events): one
-            # resolved intent and none pending is the one intent that goal should have
+            # a goal reached within the stream (the party is over, the review was a GO): one
+            # resolved intent and none open is the one intent that goal should have; one whose
+            # action is scheduled (the passport applied for) is still its one open intent
             "goal_themes_with_one_goal": sum(
                 1
                 for r in rows
                 if r["theme"] in goal_ids
-                and (r["pending"] == 1 or (r["pending"] == 0 and r["resolved"] == 1))
+                and (
+                    r["pending"] + r["scheduled"] == 1
+                    or (r["pending"] + r["scheduled"] == 0 and r["resolved"] == 1)
+                )
             ),
             "pending_off_goal": sum(1 for _, theme in pending if theme not in goal_ids),
             "intents_mixed": sum(1 for _, theme in intents if theme is None),

@@ -88,7 +88,7 @@ DEFINITIONS: dict[str, str] = {
     "hops in the graph",
     "sample themes": "an intent belongs to the theme holding more than half of its evidence "
     "events (else 'mixed'); the target is exactly one pending intent per goal theme, or one "
-    "resolved and none pending for a goal reached within the stream",
+    "action_scheduled, or one resolved and none open for a goal reached within the stream",
     "locomo": "each LoCoMo-10 conversation folded as chat events, one tenant each; target: at "
     "most 15 pending intents per conversation",
 }
@@ -363,8 +363,8 @@ def sample_markdown(sample: Scored) -> list[str]:
         "",
         f"**Goal themes with exactly one pending intent: "
         f"{f['goal_themes_with_one_pending']:.0f} of {f['goal_themes']:.0f}** "
-        f"({f.get('goal_themes_with_one_goal', 0):.0f} counting a goal reached in the stream: "
-        f"one resolved intent, none pending); pending intents "
+        f"({f.get('goal_themes_with_one_goal', 0):.0f} counting a goal reached in the stream, "
+        f"one resolved intent and none open, and one whose action is scheduled); pending intents "
         f"whose evidence is mostly off the goal themes: {f['pending_off_goal']:.0f}; intents "
         f"with no majority theme (mixed): {f['intents_mixed']:.0f}.",
         "",

@@ -13,10 +13,17 @@ calendar entry, a formal email, a chat message):
 - **a problem**: something broken, failing, late, hurting, blocked or complained about. Once
   is an incident; coming back on other days, it is a problem the person keeps returning to.
 
-One more cue says a goal was reached: **done** ("sent", "submitted", "paid", "finished",
-"went well", "thank you all"). Intent emergence reads it only in an event about an intent's
-goal dated on or after the intent's deadline (``topologies/intents.py``): the occasion has
-come and the evidence says it happened, so the intent is resolved.
+Three more cues say how a goal stands (``topologies/intents.py`` reads them in an event about
+an intent's goal):
+
+- **done** ("sent", "submitted", "paid", "finished", "went well", "thank you all"): dated on or
+  after the intent's deadline, the occasion has come and the evidence says it happened, so the
+  intent is resolved; in the person's own words before it, beside the day the rest happens
+  ("Done! Ready for pick-up from 24 Nov"), their step is done and the rest is scheduled;
+- **decided**: a decision was taken ("GO for 1 Dec", "approved", "decided"): on or after the
+  deadline, what was due (a review, a go/no-go) has its outcome, whatever it set for later;
+- **moved**: a date was moved ("postponed to", "rescheduled", "extended"): a deadline that has
+  passed moves on only with such an event, not to a later date of the same theme.
 
 ``event_signals`` reads one event (a few regular expressions over a bounded text); the engine
 computes it once, at ingest, and keeps it with the EVENT node (``attrs["goal_cues"]``, like the
@@ -70,6 +77,25 @@ _DONE = re.compile(
 )
 
 
+# a decision taken: "GO" written as a verdict (in capitals), "approved", "decided"
+_DECIDED = re.compile(
+    r"\bGO\b|(?i:\b(?:approved|decided|decision (?:is|was) (?:taken|made)|green light|"
+    r"it'?s a go)\b)"
+)
+# a sentence that only weighs a decision: a recommendation, a proposal, a condition
+_TENTATIVE = re.compile(
+    r"\b(?:recommend\w*|propos\w*|suggest\w*|if|unless|whether|would|should|could|means|"
+    r"might|may|expect\w*|hope\w*)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"[^.!?;\n]+")
+_MOVED = re.compile(
+    r"\b(?:moved|moves|postponed?|rescheduled|pushed back|pushed to|extended|delayed to|"
+    r"new date|now due|instead of)\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Signals:
     """Goal cues of one event."""
@@ -79,6 +105,8 @@ class Signals:
     commitment: bool = False
     problem: bool = False
     done: bool = False  # says something was reached or happened (not a goal cue by itself)
+    decided: bool = False  # says a decision was taken ("GO for 1 Dec", "approved")
+    moved: bool = False  # says a date was moved ("postponed to 30 Nov")
 
     @property
     def any(self) -> bool:
@@ -101,6 +129,17 @@ def event_signals(node: Node) -> Signals:
         commitment=_COMMIT.search(text) is not None,
         problem=_PROBLEM.search(text) is not None,
         done=_DONE.search(text) is not None,
+        decided=_decided(text),
+        moved=_MOVED.search(text) is not None,
+    )
+
+
+def _decided(text: str) -> bool:
+    """A sentence says a decision was taken ("We have a GO for Tue 1 Dec"), not only weighed
+    ("Recommendation: GO for Tue 1 Dec", "All four green means GO")."""
+    return any(
+        _DECIDED.search(sentence) is not None and _TENTATIVE.search(sentence) is None
+        for sentence in _SENTENCE.findall(text)
     )
 
 
@@ -115,6 +154,8 @@ def signals_attr(signals: Signals) -> dict[str, object]:
         "commitment": signals.commitment,
         "problem": signals.problem,
         "done": signals.done,
+        "decided": signals.decided,
+        "moved": signals.moved,
     }
 
 
@@ -130,6 +171,8 @@ def cached_signals(node: Node) -> Signals:
         commitment=bool(stored.get("commitment")),
         problem=bool(stored.get("problem")),
         done=bool(stored.get("done")),
+        decided=bool(stored.get("decided")),
+        moved=bool(stored.get("moved")),
     )
 
 

@@ -39,9 +39,14 @@ Deadline: the day the goal's own events (its seed theme's, and those attached to
 name most often in their words, then one named after a deadline cue, then the one named first
 (``_deadlines``): the race, not the bib pickup the day before it. A goal is *reached* when an
 event about it, dated on or after its deadline's day, says something happened or was done
-(``goals.Signals.done``) and the goal's events plan for no later day: the intent is resolved
-(emitted as a status change; no threshold feedback, the person judged nothing). A deadline
-passed earlier today stays until the day is over, so the evening's evidence still finds it.
+(``goals.Signals.done``) and the goal's events plan for no later day, or says it was decided
+(``Signals.decided``: "GO for 1 Dec" after the go/no-go review), the intent is resolved; when
+the person's own event before the deadline says their step was done and names the day the
+rest happens ("Done! Ready for pick-up from 24 Nov"), it is action_scheduled (emitted as
+status changes; no threshold feedback, the person judged nothing). A deadline that has passed
+stays what the goal was due by (the review's, not the launch's after it) unless an event says
+the date was moved (``Signals.moved``); one passed earlier today stays until the day is over,
+so the evening's evidence still finds it.
 
 Category: the most common ``category`` among ``S`` (ties: more evidence, then the name;
 default ``"general"``). Threshold ``theta[category]`` lives in ``memory.meta`` under
@@ -94,6 +99,7 @@ from topologies.intent_boundaries import (
 )
 from topologies.memory import TOPIC, TenantMemory
 from topologies.naming import Namer, next_naming, redate, with_deadline
+from topologies.naming.phrases import is_own
 from topologies.scope import FoldScope
 from topologies.text import DateMention, find_dates
 
@@ -121,6 +127,7 @@ EVIDENCE_KINDS = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 THRESHOLD_KEY = "intent_threshold:{category}"
 EASIER, HARDER = 0.9, 1.3
 CLOSED = frozenset({IntentStatus.RESOLVED, IntentStatus.REJECTED})
+PROGRESSING = frozenset({IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED})
 
 
 @dataclass
@@ -469,12 +476,12 @@ class IntentEmergence:
         evidence events (and ``extra`` events: an open intent's own), the goal's date first.
 
         The goal's date is the day the goal's own events keep pointing at, read from their
-        words: the day most of them name (the race that the registration, the training notes
-        and the race info all give, not the bib pickup the day before), then one named with a
-        deadline cue ("by", "due", "before"), then the one named first (a goal's date is set
-        with the goal, the steps towards it are planned later: "the crown must be cemented
-        before we fly on 18 Dec", then the preparation and fitting dates), not merely the
-        soonest date."""
+        words: the day most of them name (the race that the
+        registration, the training notes and the race info all give, not the bib pickup the
+        day before), then one named with a deadline cue ("by", "due", "before"), then the one
+        named first (a goal's date is set with the goal, the steps towards it are planned
+        later: "the crown must be cemented before we fly on 18 Dec", then the preparation and
+        fitting dates), not merely the soonest date."""
         graph = memory.graph
         times = graph.ids(NodeKind.TIME)
         # the goal's own events: its seed theme's and those attached to the intent itself
@@ -542,24 +549,39 @@ class IntentEmergence:
             for kind in EVIDENCE_KINDS
             for src in graph.recent_sources(intent_id, kind, MAX_EVIDENCE_SCAN)
         }
-        if about and _reached(intent, event) and not self._goes_on(memory, cluster, direct, scope):
-            # the occasion came, the evidence says it happened, and no later date of the goal
-            # is still ahead: the goal was reached
+        cues = cached_signals(event)
+        # the occasion came and the evidence says what was due was decided ("GO for 1 Dec":
+        # whatever the decision sets for later is what follows the goal), or that it happened
+        # with no later date of the goal still ahead: the goal was reached
+        reached = (
+            about
+            and _due(intent, event)
+            and (cues.decided or (cues.done and not self._goes_on(memory, cluster, direct, scope)))
+        )
+        if reached:
             self.executor.apply(memory, UpdatePlan(ops=ops, planner="intent-emergence"), scope)
-            note = f"done: {_event_name(event)} ({event.ts.date().isoformat() if event.ts else ''})"
+            kind = "decided" if cues.decided else "done"
+            note = _note(kind, event)
             self.set_status(memory, scope, intent_id, IntentStatus.RESOLVED, note, feedback=False)
-            log.info("intent_reached", tenant=memory.tenant, intent_id=intent_id)
+            log.info("intent_reached", tenant=memory.tenant, intent_id=intent_id, cue=kind)
             return
+        scheduled = (
+            about
+            and _step_done(intent, event)
+            and (not _due(intent, event) or self._goes_on(memory, cluster, direct, scope))
+        )
         ops.extend(
             AddEdge(src=c, dst=intent_id, kind=EdgeKind.TRIGGERS, reasoning="supporting concept")
             for c in fresh
         )
         deadlines = self._deadlines(memory, cluster, scope.now, direct)
-        new_deadline = _anchor(deadlines[0]) if deadlines else None
         current = intent.deadline
         # the goal's date now; a date passed earlier today stays until the day is over, so the
         # evidence of the evening (the party took place, the review was a go) still finds it
         today = current is not None and current < scope.now and _same_day(current, scope.now)
+        if current is not None and current < scope.now and not (cues.moved and not today):
+            deadlines = self._due_by(memory, cluster, direct, scope.now, deadlines)
+        new_deadline = _anchor(deadlines[0]) if deadlines else None
         if new_deadline is not None and new_deadline != current and not today:
             ops.append(AddEdge(src=deadlines[0].id, dst=intent_id, kind=EdgeKind.DEADLINE_FOR))
         else:
@@ -584,6 +606,9 @@ class IntentEmergence:
         )
         self.executor.apply(memory, UpdatePlan(ops=ops, planner="intent-emergence"), scope)
         track(memory, intent_id, self.config.intents)
+        if scheduled:  # the person's step is done, the rest has its day
+            note = _note("scheduled", event)
+            self.set_status(memory, scope, intent_id, IntentStatus.ACTION_SCHEDULED, note, False)
         log.info(
             "intent_reinforced",
             tenant=memory.tenant,
@@ -616,9 +641,28 @@ class IntentEmergence:
         # by now (a load test beside the flaky test, a partner demo beside the launch) would
         # favour the action on their object, what the goal touched, not what it is
         title = self.namer.title_intent(memory, sorted(evidence), deadline)
-        # a new name only when it states what to do: a topic ("Treptower park") that the
-        # grown evidence is also about is no better goal than the action it had
-        return title if self.namer.states_action(title) else None
+        # a new name only when it states what to do in the evidence's own words: a topic
+        # ("Treptower park") that the grown evidence is also about, said with a general verb
+        # ("Prepare for the Treptower park"), is no better goal than the one it had
+        if not self.namer.states_action(title) or self.namer.derived(title):
+            return None
+        return title
+
+    @staticmethod
+    def _due_by(
+        memory: TenantMemory,
+        cluster: Cluster,
+        direct: set[str],
+        now: datetime,
+        deadlines: list[Node],
+    ) -> list[Node]:
+        """After the goal's deadline has passed, the dates it can move on to: those the goal's
+        own events name after a deadline cue ("renew it before 18 Dec": what the goal is due
+        by), not a later date of the same theme that nothing is due by (the launch after the
+        review the goal was for), unless an event says the date was moved."""
+        own = {*cluster.events.get(cluster.seed, ()), *direct}
+        _, cued = _named_days(memory.graph, own, now)
+        return [node for node in deadlines if _day(node) in cued]
 
     @staticmethod
     def _goes_on(
@@ -820,14 +864,40 @@ def _anchor(node: Node) -> datetime | None:
     return node.deadline or node.ts
 
 
-def _reached(intent: Node, event: Node) -> bool:
-    """The event, about the intent's goal, is dated on or after the goal's deadline day and
-    says something happened or was done: the goal was reached ("Thank you all!" the night of
-    the party, "Form sent" on the filing day)."""
-    if intent.status != IntentStatus.PENDING or intent.deadline is None or event.ts is None:
-        return False
+def _due_day(intent: Node, event: Node) -> date | None:
+    """The intent's deadline day in the event's time zone; None for a closed intent, one
+    without a deadline, or an event without a time."""
+    if intent.status not in PROGRESSING or intent.deadline is None or event.ts is None:
+        return None
     due = intent.deadline.astimezone(event.ts.tzinfo) if event.ts.tzinfo else intent.deadline
-    return event.ts.date() >= due.date() and cached_signals(event).done
+    return due.date()
+
+
+def _due(intent: Node, event: Node) -> bool:
+    """The event is dated on or after the goal's deadline day: what it says (it happened,
+    "Thank you all!" the night of the party; it was decided, "GO for 1 Dec" after the
+    review) tells whether the goal was reached."""
+    day = _due_day(intent, event)
+    return day is not None and event.ts is not None and event.ts.date() >= day
+
+
+def _step_done(intent: Node, event: Node) -> bool:
+    """The person's own event says their step was done and names another day ahead, when
+    the rest happens ("Done! Express passport, ready from 24 Nov"): the goal's action is
+    scheduled (a pending intent becomes action_scheduled; on or after the deadline day only
+    while the goal goes on, see ``_reinforce``). A step done for the deadline's own day (the
+    photo for the appointment) schedules nothing new."""
+    day = _due_day(intent, event)
+    if day is None or intent.status != IntentStatus.PENDING or event.ts is None:
+        return False
+    cues = cached_signals(event)
+    if not cues.done or cues.ahead is None:
+        return False
+    return cues.ahead.date() != day and is_own(event)
+
+
+def _note(kind: str, event: Node) -> str:
+    return f"{kind}: {_event_name(event)} ({event.ts.date().isoformat() if event.ts else ''})"
 
 
 def _event_name(event: Node) -> str:

@@ -313,12 +313,13 @@ def test_a_stated_goal_makes_the_title_rather_than_a_thing_to_bring(namer: Namer
     assert title == "Get the crown cemented before the trip"
 
 
-def test_evidence_that_only_reports_a_doing_is_titled_by_it(namer: Namer) -> None:
+def test_evidence_that_only_reports_a_doing_is_titled_by_following_it_up(namer: Namer) -> None:
+    """The doing names the goal, and a title is an action: the person follows it up."""
     title = namer.title_texts(
         ["The landlord reduced the rent by ten percent.", "The rent reduction starts in March."]
     )
-    assert title == "Rent reduction"
-    assert namer.title_problem(title) is None
+    assert title == "Follow up on the rent reduction"
+    assert namer.title_problem(title) is None and namer.states_action(title)
 
 
 async def test_an_intent_title_is_an_action_from_the_evidence_with_its_deadline(
@@ -338,7 +339,8 @@ async def test_an_intent_title_is_an_action_from_the_evidence_with_its_deadline(
 
 
 def test_an_aside_is_no_title_when_the_evidence_is_about_something_else(namer: Namer) -> None:
-    """One message asks a favour; the rest is about the visa: the title is the visa."""
+    """One message asks a favour; the rest is about the visa: the title is the visa, followed
+    up (no event does anything to it the person could do)."""
     title = namer.title_texts(
         [
             "Can you swap the invigilation with me on Friday?",
@@ -348,7 +350,7 @@ def test_an_aside_is_no_title_when_the_evidence_is_about_something_else(namer: N
             "Photos for the visa application are done.",
         ]
     )
-    assert title == "Visa application"
+    assert title == "Follow up on the visa application"
 
 
 def test_a_phrase_an_event_is_titled_by_is_a_goal_candidate_before_details(

@@ -59,7 +59,10 @@ from topologies.naming.titles import (
     Goal,
     Ranked,
     as_action,
+    derived_action,
     describe,
+    in_kept_verb,
+    is_derived,
     mentions_day,
     object_verb,
     rank_actions,
@@ -67,6 +70,7 @@ from topologies.naming.titles import (
     rank_goals,
     title_problem,
     two_sentences,
+    with_article,
     with_deadline,
     with_occasion,
     without_deadline,
@@ -82,15 +86,6 @@ VECTOR_CACHE = 4096
 EVIDENCE = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 GROWTH = 2.0  # a concept is renamed when its member count has doubled
 MAX_TARGET_TITLE_WORDS = 12  # an action and its target stay a to-do item
-
-
-def _the(name: str) -> str:
-    """A name after "for": "the Data Platform offsite", but "Harbourside Dental Group"
-    (a proper name of several capitalised words takes no article)."""
-    words = name.split()
-    if all(w[:1].isupper() or not w[:1].isalpha() for w in words):
-        return name
-    return f"the {name}"
 
 
 def _is_address(name: str, texts: Sequence[str]) -> bool:
@@ -347,7 +342,7 @@ class Namer:
         )
         self._prefetch(ranking)
         goals = ranking[1](self.embed)
-        title = self._goal_title(analyses, ranking, goals, names)
+        title = self._goal_title(analyses, ranking, goals, names, texts)
         return self._with_target(title, goals, names, texts) if title else ""
 
     def _goal_title(
@@ -356,47 +351,53 @@ class Namer:
         ranking: Sequence[Callable[[Embed], list[Any]]],
         goals: list[Goal],
         names: frozenset[str],
+        texts: Sequence[str] = (),
     ) -> str:
         """In this order: a named target that stands out ("Kessler Logistik demo"); the best
         action when a sentence states a goal ("Get the crown cemented"); else the evidence's
-        doing when it is more central than the best action ("Reduce the rent"); a common noun
-        phrase of what the evidence is about when it is clearly more central than the best
-        action, which is then an aside ("Visa application" beside "Swap the invigilation");
-        the best action; a noun phrase of what the evidence is about, unless it only names a
-        thing in passing and there is something to bring; "" when none. A noun phrase is
-        said with the verb the evidence does to it ("Prepare the Kessler Logistik demo");
-        one that no event acts on gives way to the best action, or to nothing."""
+        doing when it is more central than the best action ("Follow up on the rent
+        reduction"); a common noun phrase of what the evidence is about when it is clearly
+        more central than the best action, which is then an aside ("Visa application" beside
+        "Swap the invigilation"); the best action, in the verb the evidence keeps doing to its
+        object (``in_kept_verb``); a noun phrase of what the evidence is about, unless it only
+        names a thing in passing and there is something to bring; "" when none. A noun phrase
+        is said with the verb the evidence does to it ("Prepare the Kessler Logistik demo"),
+        else with a general one ("Prepare for the Spreeufer 10k"): a title is an action."""
         ranked = ranking[0](self.embed)
         ranked = [a for a in ranked if not two_sentences(a.text)]  # "go for Tue Dec. Risk slide"
         steps = [a for a in ranked if a.text.split()[0].lower() in CARRY_VERBS]
         actions = [a for a in ranked if a not in steps]  # what to bring: a step, no goal
-        best = actions[0].text if actions else ""
+        best = in_kept_verb(analyses, actions[0], texts) if actions else ""
         # a named target that recurs and that the deadline's own event speaks of: "GST" alone
         # is no goal, nor a tool or a place mentioned in passing ("Google Meet", "Kinetic PT")
         targets = [g for g in goals if g.named and g.anchored and g.events > 1 and " " in g.text]
         named = self._first_sound(targets, names)
         if named and (not actions or _beats(named, actions[0])):
-            return self._acted(analyses, named) or named.text
+            return self._acted(analyses, named)
         if actions and actions[0].goal:
             return best
         doing = self._first_sound_doing(ranking[2](self.embed), names)
         if doing is not None and (not actions or doing.base > actions[0].base):
-            return doing.text
+            return derived_action(doing.text, occasion=False)  # "Follow up on the rent reduction"
         goal = self._first_sound(goals, names)
         if actions and goal is not None and not goal.named and _beats(goal, actions[0]):
-            return self._acted(analyses, goal) or goal.text  # beside an aside
+            return self._acted(analyses, goal)  # beside an aside
         if actions:
             return best
         if steps and (goal is None or (goal.named and goal not in targets)):
             return steps[0].text  # rather than a tool or a place named in passing
-        return (self._acted(analyses, goal) or goal.text) if goal else ""
+        return self._acted(analyses, goal) if goal else ""
 
     @staticmethod
     def _acted(analyses: Sequence[Analysis], goal: Goal) -> str:
-        """The noun-phrase goal with the verb the evidence does to it, "" when none does."""
+        """The noun-phrase goal with the verb the evidence does to it, else with a verb of
+        what a person does about such a thing (``derived_action``: an occasion the deadline's
+        events name is prepared for): a title is an action, never a bare noun phrase."""
         head = goal.key.split()[-1] if goal.key else goal.text.split()[-1].lower()
         verb = object_verb(analyses, frozenset({head}))
-        return as_action(verb, goal.text) if verb else ""
+        if verb:
+            return as_action(verb, goal.text)
+        return derived_action(goal.text, goal.anchored, goal.named)
 
     def _with_target(
         self, title: str, goals: Sequence[Goal], names: frozenset[str], texts: Sequence[str]
@@ -419,7 +420,7 @@ class Namer:
                 continue
             if len(title.split()) + len(goal.text.split()) + 1 > MAX_TARGET_TITLE_WORDS:
                 return title
-            return f"{title} for {_the(goal.text)}"
+            return f"{title} for {with_article(goal.text)}"
         return title
 
     def _first_sound_doing(self, doings: Sequence[Ranked], names: frozenset[str]) -> Ranked | None:
@@ -457,7 +458,7 @@ class Namer:
         started = time.process_time()
         try:
             analyses, vectors = self._texts(texts, vectors)
-            title = self._best_title(analyses, vectors, (), (), (), frozenset())
+            title = self._best_title(analyses, vectors, (), (), (), frozenset(), texts)
         finally:
             self.namings += 1
             self.cpu_seconds += time.process_time() - started
@@ -532,6 +533,12 @@ class Namer:
         doc = self.parser.parse(text[:1].lower() + text[1:])
         first = next((t for t in doc if not t.is_punct and not t.is_space), None)
         return first is not None and first.pos_ == "VERB" and first.tag_ in ("VB", "VBP")
+
+    @staticmethod
+    def derived(title: str) -> bool:
+        """Whether the title's verb is no evidence event's own but a general one
+        (``titles.derived_action``: "Prepare for the Spreeufer 10k")."""
+        return is_derived(title)
 
     def goal_words(self, title: str) -> frozenset[str]:
         """Lemmas of the nouns of an intent title (without its deadline): what the goal is

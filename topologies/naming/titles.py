@@ -5,7 +5,11 @@ passport before the flight"), chosen among the evidence's actions by how central
 is to the evidence (cosine to the centroid of their vectors), how many evidence events speak
 of its object, whether a supporting concept's label names the object, and how firmly its
 sentence commits to it (a modal, an imperative, a date); then the deadline, "(by 18 Dec)".
-With no action in the evidence, the title follows up on its most central noun phrase.
+With no action in the evidence, the title is its most central noun phrase said with the verb
+the evidence does to it ("Prepare the Kessler Logistik demo"); when no event acts on it, with a
+verb of what a person does about such a thing: prepare for a dated occasion the deadline's own
+events name ("Prepare for the Spreeufer 10k"), follow up on anything else. A title is always
+an action, never a bare noun phrase.
 
 The description says in sentences which events made the intent emerge, by title and date.
 """
@@ -55,8 +59,13 @@ MIN_VERB_EVENTS = 2  # events that must do the same thing to a goal for its verb
 MAX_GOAL_WORDS = 6  # a noun-phrase goal is as short as a folder name
 TITLE_BASE_CHARS = 280  # room left for the suffix within the schema's label bound
 MAX_CITED = 4  # events named in a description
+# the verbs of a noun-phrase goal no evidence event acts on: what a person does about a dated
+# occasion (a race, a party, a demo: the deadline's own events name it), and about anything else
+OCCASION_VERB = "prepare for"
+FOLLOW_UP_VERB = "follow up on"
 
 _FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
+DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "its"})
 _BY_SUFFIX = re.compile(r" \(by \d{1,2} [A-Z][a-z]{2}\)$")
 _DUE_SENTENCE = re.compile(r"(^|\n)(Due by|Deadline:) [^\n]*$")
 
@@ -133,6 +142,8 @@ class Ranked(NamedTuple):
     text: str
     goal: float = 0.0  # how far its clause states it as the person's goal
     base: float = 0.0  # centrality and coverage alone (no commitment, no bonus)
+    verb: str = ""  # an action's verb (lemma)
+    head: str = ""  # an action's object head (lemma)
 
 
 def as_action(verb: str, thing: str) -> str:
@@ -144,19 +155,88 @@ def as_action(verb: str, thing: str) -> str:
     return f"{_capitalised(verb)} the {kept}"
 
 
+def with_article(name: str) -> str:
+    """A name after a verb or "for": "the Data Platform offsite", "the Spreeufer 10k", but
+    "Harbourside Dental Group" (a proper name, capitalised to its last word, takes no
+    article)."""
+    words = name.split()
+    if (
+        words
+        and words[-1][:1].isupper()
+        and all(w[:1].isupper() or not w[:1].isalpha() for w in words)
+    ):
+        return name
+    return f"the {name}"
+
+
+def derived_action(thing: str, occasion: bool, named: bool = False) -> str:
+    """The to-do of a noun-phrase goal that no evidence event acts on: prepare for an
+    occasion ("Prepare for the Spreeufer 10k"), follow up on anything else ("Follow up on
+    the insurance claim"): general verbs of what a person does about such a thing, so the
+    title is an action whatever the noun. ``named``: the phrase names a particular thing
+    ("Spreeufer 10k") and keeps its capital."""
+    verb = OCCASION_VERB if occasion else FOLLOW_UP_VERB
+    kept = thing if named or _is_name(thing) else thing[:1].lower() + thing[1:]
+    return f"{_capitalised(verb)} {with_article(kept)}"
+
+
+def is_derived(title: str) -> bool:
+    """The title's verb was not the evidence's own (``derived_action``)."""
+    text = without_deadline(title).lower()
+    return text.startswith((f"{OCCASION_VERB} ", f"{FOLLOW_UP_VERB} "))
+
+
 def object_verb(analyses: Sequence[Analysis], heads: frozenset[str]) -> str | None:
     """The verb the evidence keeps doing to the thing named by ``heads`` (lower-cased
     lemmas): in the most events, and at least ``MIN_VERB_EVENTS`` ("prepare" the demo,
     "renew" the passport), in any tense or voice; None when none does (what one message
     says another did, "the embassy received the application", is no goal's verb). What to
     bring is a step, not the goal's verb."""
+    events = verb_events(analyses, heads)
+    best = min(events, key=lambda verb: (-events[verb], verb), default=None)
+    return best if best is not None and events[best] >= MIN_VERB_EVENTS else None
+
+
+def verb_events(analyses: Sequence[Analysis], heads: frozenset[str]) -> Counter[str]:
+    """verb -> events that do it to the thing named by ``heads``, in any tense or voice (what
+    to bring left out)."""
     events: Counter[str] = Counter()
     for analysis in analyses:
         verbs = {a.verb for a in analysis.actions if a.object_head in heads}
         verbs |= {a.verb for a in analysis.activities if a.object_head in heads}
         events.update(verbs - CARRY_VERBS)
-    best = min(events, key=lambda verb: (-events[verb], verb), default=None)
-    return best if best is not None and events[best] >= MIN_VERB_EVENTS else None
+    return events
+
+
+def in_kept_verb(analyses: Sequence[Analysis], action: Ranked, texts: Sequence[str] = ()) -> str:
+    """The action said with the verb the evidence keeps doing to its object, when its own verb
+    comes from one message only: "Repair the bathroom ceiling" (the tenant's mail, the notes
+    and the notice all speak of the repair), not "Repaint ..." (the landlord's one reply). Only
+    for a verb with a direct object ("repaint the ceiling"), whose verb can be swapped, and
+    for one that the ``texts`` never use with a preposition ("apply for a passport")."""
+    words = action.text.split()
+    if not action.verb or len(words) < 2 or words[1].lower() not in DETERMINERS:
+        return action.text
+    events = verb_events(analyses, frozenset({action.head}))
+    kept = object_verb(analyses, frozenset({action.head}))
+    if kept is None or kept == action.verb or events[action.verb] >= MIN_VERB_EVENTS:
+        return action.text
+    if _prepositional(kept, texts):
+        return action.text
+    return " ".join([_capitalised(kept), *words[1:]])
+
+
+def _prepositional(verb: str, texts: Sequence[str]) -> bool:
+    """Some text uses the verb with a preposition right after it ("applied for")."""
+    from lemminflect import getAllInflections
+
+    forms = {verb, *(f for group in getAllInflections(verb, upos="VERB").values() for f in group)}
+    pattern = re.compile(
+        r"\b(?:" + "|".join(map(re.escape, sorted(forms))) + r")\s+(?:for|to|with|on|at|in|"
+        r"about|into|from)\b",
+        re.IGNORECASE,
+    )
+    return any(pattern.search(text) for text in texts)
 
 
 def rank_actions(
@@ -226,7 +306,7 @@ def rank_actions(
             + (ANCHOR_BONUS if action.object_head in anchor_words else 0.0)
             - (CARRY_PENALTY if action.verb in CARRY_VERBS else 0.0)
         )
-        scored.append(Ranked(score, texts[i], action.goal, base))
+        scored.append(Ranked(score, texts[i], action.goal, base, action.verb, action.object_head))
     scored.sort(key=lambda item: (-item.score, item.text))
     return scored
 

@@ -1,0 +1,263 @@
+"""Intents read as goals a person set (issue 11, third round): a title is always an action,
+in the verb the evidence keeps using; the deadline is what the goal was due by; a goal that
+was decided is resolved, one whose step is done and whose rest has its day is scheduled."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from fold_helpers import ScriptedPlanner, Step
+
+from schemas.events import RawEvent
+from schemas.graph import NodeKind
+from schemas.intents import IntentMessage, IntentStatus
+from topologies.config import EngineConfig
+from topologies.embedding import HashingEmbedder
+from topologies.engine import FoldEngine
+from topologies.goals import event_signals
+from topologies.memory import TenantMemory, event_node_id
+from topologies.naming import Namer
+from topologies.naming.phrases import PhraseParser
+from topologies.naming.titles import Ranked, derived_action, in_kept_verb, is_derived
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+RACE = datetime(2026, 11, 29, tzinfo=UTC)
+REVIEW = datetime(2026, 11, 19, 14, 0, tzinfo=UTC)
+FLIGHT = datetime(2026, 12, 18, tzinfo=UTC)
+
+
+def event(event_id: str, text: str, at: datetime, source: str, sender: str = "") -> RawEvent:
+    attrs = {"from": sender} if sender else {}
+    return RawEvent(id=event_id, tenant="alice", source=source, ts=at, title=text, attrs=attrs)
+
+
+def stored(embedder: HashingEmbedder, events: list[RawEvent]) -> TenantMemory:
+    engine = FoldEngine(embedder, ScriptedPlanner({}), EngineConfig())
+    memory = engine.new_memory("alice")
+    for raw in events:
+        engine.ingest(memory, raw)
+    return memory
+
+
+def title_of(namer: Namer, events: list[RawEvent], deadline: datetime | None) -> str:
+    memory = stored(HashingEmbedder(dim=256), events)
+    return namer.title_intent(memory, [event_node_id("alice", e.id) for e in events], deadline)
+
+
+async def fold(
+    script: dict[str, Step], events: list[RawEvent]
+) -> tuple[TenantMemory, list[IntentMessage]]:
+    config = EngineConfig()  # one theme stays one concept here: no split of its members
+    config.topics.split_min_members = 1000
+    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
+    memory = engine.new_memory("alice")
+    messages = []
+    for raw in events:
+        messages.extend((await engine.fold(memory, raw)).messages)
+    return memory, messages
+
+
+def the_intent(memory: TenantMemory):  # type: ignore[no-untyped-def]
+    (intent,) = memory.graph.nodes(NodeKind.INTENT)
+    return intent
+
+
+# ------------------------------------------------------------------------ titles
+def test_a_noun_goal_no_event_acts_on_takes_a_general_verb() -> None:
+    assert derived_action("Spreeufer 10k", occasion=True, named=True) == (
+        "Prepare for the Spreeufer 10k"
+    )
+    assert derived_action("Surprise party", occasion=True) == "Prepare for the surprise party"
+    assert derived_action("Insurance claim", occasion=False) == "Follow up on the insurance claim"
+    assert derived_action("Harbourside Dental Group", occasion=False) == (
+        "Follow up on Harbourside Dental Group"
+    )
+    assert is_derived("Prepare for the Spreeufer 10k (by 29 Nov)")
+    assert not is_derived("Prepare the Kessler Logistik demo")
+
+
+def test_a_dated_occasion_no_event_acts_on_is_prepared_for(namer: Namer) -> None:
+    """The race's events register, train and pick up a bib, but none does anything to the
+    race itself: the title is still an action, not the race's name."""
+    events = [
+        event(
+            "r-0",
+            "Run log: 6 x 800 m. To break 50 minutes at the Spreeufer 10k on Sun "
+            "29 Nov I need 5:00/km.",
+            T0,
+            "note",
+        ),
+        event(
+            "r-1",
+            "Registration confirmed - Spreeufer 10k, Sun 29 Nov 2026",
+            T0 + timedelta(days=2),
+            "email",
+        ),
+        event(
+            "r-2",
+            "Race info: Spreeufer 10k on Sun 29 Nov, bag drop closes at 10:10",
+            T0 + timedelta(days=9),
+            "email",
+        ),
+    ]
+    title = title_of(namer, events, RACE)
+    assert title == "Prepare for the Spreeufer 10k (by 29 Nov)"
+    assert namer.states_action(title) and namer.title_problem(title) is None
+
+
+def test_the_verb_is_the_one_the_evidence_keeps_using_not_one_messages(
+    parser: PhraseParser,
+) -> None:
+    """The tenant asks for the repair, the notes and the notice speak of it; the landlord's one
+    reply says the painter will repaint: the goal is the repair."""
+    analyses = parser.analyse(
+        [
+            ("", text, frozenset())
+            for text in (
+                "Please confirm who repairs the ceiling afterwards and by when.",
+                "Our painter will repaint the bathroom ceiling in the week of 7 Dec.",
+                "Rent reduced by 10% until the bathroom ceiling is repaired.",
+            )
+        ]
+    )
+    repaint = Ranked(1.0, "Repaint the bathroom ceiling", verb="repaint", head="ceiling")
+    assert in_kept_verb(analyses, repaint) == "Repair the bathroom ceiling"
+    # a verb two events use stays; so does one no other verb outnumbers
+    assert in_kept_verb(analyses[1:2], repaint) == "Repaint the bathroom ceiling"
+    repair = Ranked(1.0, "Repair the bathroom ceiling", verb="repair", head="ceiling")
+    assert in_kept_verb(analyses, repair) == "Repair the bathroom ceiling"
+
+
+# ------------------------------------------------------------------------ status and deadline
+def launch() -> tuple[dict[str, Step], list[RawEvent]]:
+    texts = [
+        (
+            "l-0",
+            "Go/no-go review on Thu 19 Nov: please send me the review deck by 19 Nov",
+            "email",
+            "Farida",
+        ),
+        ("l-1", "I need to write the go/no-go deck by 19 Nov", "note", ""),
+        ("l-2", "Deck for the go/no-go review on 19 Nov: load test and legal sign-off", "note", ""),
+        ("l-3", "Reminder: go/no-go review 19 Nov 14:00, we must send the deck", "calendar", ""),
+    ]
+    script = {i: Step(["Go/no-go review"], category="work", deadline=REVIEW) for i, *_ in texts}
+    events = [
+        event(i, t, T0 + timedelta(days=n), s, sender) for n, (i, t, s, sender) in enumerate(texts)
+    ]
+    return script, events
+
+
+async def test_a_passed_deadline_does_not_roll_on_to_a_later_date_of_the_theme() -> None:
+    """After the review's day, the theme speaks of the launch on 1 Dec: the intent stays due
+    by the review, what it was set for."""
+    script, events = launch()
+    later = [
+        ("l-4", "Public launch on Tue 1 Dec: we need to brief support before 1 Dec", "note"),
+        ("l-5", "Launch 1 Dec: I must update the FAQ by 1 Dec", "note"),
+    ]
+    for n, (event_id, text, source) in enumerate(later):
+        script[event_id] = Step(["Go/no-go review"], category="work")
+        events.append(event(event_id, text, REVIEW + timedelta(days=1, hours=n), source))
+    memory, _ = await fold(script, events)
+    intent = the_intent(memory)
+    assert intent.deadline is not None and intent.deadline.date() == REVIEW.date()
+    assert intent.title.endswith("(by 19 Nov)")
+
+
+async def test_a_moved_date_moves_a_passed_deadline() -> None:
+    script, events = launch()
+    moved = (
+        "l-4",
+        "The go/no-go review was postponed to 26 Nov, I need to send the deck by 26 Nov",
+        "note",
+    )
+    script["l-4"] = Step(
+        ["Go/no-go review"], category="work", deadline=datetime(2026, 11, 26, 14, 0, tzinfo=UTC)
+    )
+    events.append(event(moved[0], moved[1], REVIEW + timedelta(days=1), moved[2]))
+    memory, _ = await fold(script, events)
+    intent = the_intent(memory)
+    assert intent.deadline is not None and intent.deadline.date().day == 26
+
+
+async def test_a_decision_on_the_goals_day_resolves_it_whatever_it_sets_for_later() -> None:
+    script, events = launch()
+    script["go"] = Step(["Go/no-go review"], category="work")
+    events.append(
+        event("go", "We have a GO for Tue 1 Dec, launch on 1 Dec as planned", REVIEW, "chat")
+    )
+    memory, messages = await fold(script, events)
+    intent = the_intent(memory)
+    assert intent.status == IntentStatus.RESOLVED
+    assert intent.attrs["note"].startswith("decided: We have a GO")
+    assert [m.type for m in messages] == ["intent.created", "intent.status_changed"]
+
+
+async def test_a_go_before_the_goals_day_does_not_resolve_it() -> None:
+    script, events = launch()
+    script["go"] = Step(["Go/no-go review"], category="work")
+    events.append(
+        event("go", "Recommendation: GO for Tue 1 Dec", REVIEW - timedelta(days=3), "note")
+    )
+    memory, _ = await fold(script, events)
+    assert the_intent(memory).status == IntentStatus.PENDING
+
+
+def passport(after: RawEvent) -> tuple[dict[str, Step], list[RawEvent]]:
+    texts = [
+        ("p-0", "My passport expires in March: I need to renew the passport before 18 Dec", "note"),
+        ("p-1", "Appointment confirmation: passport application on 17 Nov", "email"),
+        ("p-2", "I must bring the passport photo to the appointment on 17 Nov", "note"),
+        ("p-3", "Reminder: the passport has to be renewed before the flight on 18 Dec", "calendar"),
+    ]
+    script = {i: Step(["Passport"], category="travel", deadline=FLIGHT) for i, _, _ in texts}
+    events = [event(i, t, T0 + timedelta(days=n), s) for n, (i, t, s) in enumerate(texts)]
+    script[after.id] = Step(["Passport"], category="travel")
+    return script, [*events, after]
+
+
+async def test_the_persons_step_done_with_the_rest_dated_is_action_scheduled() -> None:
+    done = event(
+        "p-4",
+        "Done! Express passport applied, ready for pick-up from 24 Nov",
+        datetime(2026, 11, 17, 11, 30, tzinfo=UTC),
+        "chat",
+        "Alice Keller",
+    )
+    memory, messages = await fold(*passport(done))
+    intent = the_intent(memory)
+    assert intent.status == IntentStatus.ACTION_SCHEDULED
+    assert intent.attrs["note"].startswith("scheduled: Done! Express passport")
+    assert messages[-1].type == "intent.status_changed"
+
+
+async def test_anothers_report_or_a_step_without_a_day_leaves_the_goal_pending() -> None:
+    when = datetime(2026, 11, 17, 11, 30, tzinfo=UTC)
+    theirs = event(
+        "p-4",
+        "Done! Your passport will be ready for pick-up from 24 Nov",
+        when,
+        "email",
+        "Bürgeramt",
+    )
+    memory, _ = await fold(*passport(theirs))
+    assert the_intent(memory).status == IntentStatus.PENDING
+    undated = event("p-4", "Done! Express passport applied.", when, "note")
+    memory, _ = await fold(*passport(undated))
+    assert the_intent(memory).status == IntentStatus.PENDING
+
+
+def test_decision_and_moved_cues() -> None:
+    def cues(text: str):  # type: ignore[no-untyped-def]
+        from topologies.engine import event_to_node
+
+        return event_signals(event_to_node(event("x", text, T0, "note"), "n-x"))
+
+    assert cues("We have a GO for Tue 1 Dec").decided
+    assert cues("The exec team approved the launch").decided
+    assert not cues("Go/no-go review, go for it").decided
+    assert not cues("Recommendation: GO for Tue 1 Dec").decided
+    assert not cues("All four green means GO for Tue 1 Dec").decided
+    assert cues("The review was postponed to 26 Nov").moved
+    assert not cues("The review is on 26 Nov").moved
