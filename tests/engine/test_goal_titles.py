@@ -18,7 +18,13 @@ from topologies.goals import event_signals
 from topologies.memory import TenantMemory, event_node_id
 from topologies.naming import Namer
 from topologies.naming.phrases import PhraseParser
-from topologies.naming.titles import Ranked, derived_action, in_kept_verb, is_derived
+from topologies.naming.titles import (
+    Ranked,
+    derived_action,
+    in_kept_verb,
+    is_derived,
+    mentions_day,
+)
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 RACE = datetime(2026, 11, 29, tzinfo=UTC)
@@ -103,6 +109,36 @@ def test_a_dated_occasion_no_event_acts_on_is_prepared_for(namer: Namer) -> None
     title = title_of(namer, events, RACE)
     assert title == "Prepare for the Spreeufer 10k (by 29 Nov)"
     assert namer.states_action(title) and namer.title_problem(title) is None
+
+
+def test_a_calendar_entry_names_the_day_it_starts_on_said_or_not() -> None:
+    """The party's own calendar entry ("Back room at the cafe") names no date in its words,
+    but it is the occasion on the day it starts; a note written that day about something
+    else names no day, nor does an entry starting another day."""
+    party = datetime(2026, 11, 14, 19, 15, tzinfo=UTC)
+
+    def entry(event_id: str, title: str, starts: datetime) -> RawEvent:
+        start = {"start": starts.isoformat()}
+        return RawEvent(
+            id=event_id, tenant="alice", source="calendar", ts=party, title=title, attrs=start
+        )
+
+    note = RawEvent(id="n-0", tenant="alice", source="note", ts=party, title="Groceries")
+    memory = stored(
+        HashingEmbedder(dim=256),
+        [
+            entry("c-0", "Surprise party", party),
+            entry("c-1", "Dentist", party + timedelta(3)),
+            note,
+        ],
+    )
+    entry_node, other_day, note_node = (
+        memory.graph.node(event_node_id("alice", i)) for i in ("c-0", "c-1", "n-0")
+    )
+    deadline = datetime(2026, 11, 14, tzinfo=UTC)
+    assert mentions_day(deadline, entry_node)
+    assert not mentions_day(deadline, other_day)
+    assert not mentions_day(deadline, note_node)
 
 
 def test_the_verb_is_the_one_the_evidence_keeps_using_not_one_messages(

@@ -124,8 +124,26 @@ def mentions_day(deadline: datetime | None, node: Node) -> bool:
     if deadline is None or node.ts is None:
         return False
     day = deadline.astimezone(node.ts.tzinfo).date() if node.ts.tzinfo else deadline.date()
+    start = calendar_start(node)
+    if start is not None and start.date() == day:
+        return True  # a calendar entry is the occasion on the day it starts, said or not
     text = f"{node.title}\n{node.text}" if node.text else node.title
     return any(m.when.date() == day for m in find_dates(text, node.ts))
+
+
+def calendar_start(node: Node) -> datetime | None:
+    """When a calendar entry starts (its ``start`` attribute, in its own time zone); None for
+    any other event or an entry without a readable start."""
+    if node.source != "calendar":
+        return None
+    raw = node.attrs.get("raw_attrs") or {}
+    start = raw.get("start") if isinstance(raw, dict) else None
+    if not isinstance(start, str):
+        return None
+    try:
+        return datetime.fromisoformat(start)
+    except ValueError:
+        return None
 
 
 def _theirs(action: Action, own: bool | None) -> bool:
