@@ -330,3 +330,16 @@ def test_a_third_word_is_one_instances_detail(minilm: Embedder, parser: PhrasePa
     vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
     label = rank_labels(analyses, vectors, namer.embed)[0][1]
     assert label in ("Sleep report", "Sleep")
+
+
+# ------------------------------------------------------------- parses kept
+def test_a_checked_title_is_parsed_once_and_the_cache_stays_bounded() -> None:
+    """Intent emergence reads every open intent's title for its goal words at each event:
+    the parser keeps the Doc of a text it has seen, and no more texts than its bound."""
+    parser = PhraseParser(cache_size=2)
+    first = parser.parse("Get a new passport")
+    assert parser.parse("Get a new passport") is first
+    parser.parse("Renew the lease")
+    parser.parse("Book the flight")  # the oldest text leaves the cache
+    assert parser.parse("Get a new passport") is not first
+    assert [t.lemma_ for t in parser.parse("Get a new passport")] == [t.lemma_ for t in first]

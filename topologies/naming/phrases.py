@@ -693,6 +693,7 @@ class PhraseParser:
         self.nlp = nlp if nlp is not None else load_pipeline()
         self._cache: OrderedDict[tuple[str, str, frozenset[str]], Analysis] = OrderedDict()
         self._cache_size = cache_size
+        self._docs: OrderedDict[str, Any] = OrderedDict()  # parse(): text -> Doc
         self.parsed = 0  # texts parsed (not served from the cache)
 
     def analyse_nodes(self, nodes: Sequence[Node]) -> list[Analysis]:
@@ -749,8 +750,17 @@ class PhraseParser:
         return out
 
     def parse(self, text: str) -> Any:
-        """A spaCy Doc of a short text (a proposed label or title), not cached."""
-        return self.nlp(text)
+        """A spaCy Doc of a short text (a label or title checked, an event's text read for its
+        occasion), each text once (LRU cache): the same intent titles are read for their goal
+        words at every emergence. Callers only read the Doc."""
+        doc = self._docs.get(text)
+        if doc is None:
+            doc = self._docs[text] = self.nlp(text)
+            while len(self._docs) > self._cache_size:
+                self._docs.popitem(last=False)
+        else:
+            self._docs.move_to_end(text)
+        return doc
 
     def _remember(self, key: tuple[str, str, frozenset[str]], value: Analysis) -> None:
         self._cache[key] = value
