@@ -17,7 +17,7 @@ from typing import Protocol
 import structlog
 
 from schemas.graph import Node, NodeKind
-from topologies.graph import MemoryGraph
+from topologies.graph import MemoryGraph, raw_attr
 from topologies.text import entity_weight, extract_entities
 
 log = structlog.get_logger(__name__)
@@ -28,8 +28,7 @@ COMMON_AFTER = 8  # entities in more recent events than this start to link less
 
 def node_entities(node: Node) -> list[str]:
     """Entities of an EVENT node: its text, participants and source thread id."""
-    raw = node.attrs.get("raw_attrs") or {}
-    thread = raw.get("thread_id") if isinstance(raw, dict) else None
+    thread = raw_attr(node, "thread_id")
     text = f"{node.title}\n{node.text}" if node.text else node.title
     return extract_entities(
         text, node.participants, thread=str(thread) if thread else None, owner=node.tenant

@@ -27,6 +27,14 @@ from schemas.graph import Edge, EdgeKind, Node, NodeKind
 EdgeKey = tuple[str, str, EdgeKind]
 
 
+def raw_attr(node: Node, name: str) -> object | None:
+    """An EVENT node's attribute as its source sent it (the engine keeps the RawEvent's
+    ``attrs`` under ``attrs["raw_attrs"]``: a sender, a thread id, a calendar entry's start);
+    None when absent."""
+    raw = node.attrs.get("raw_attrs")
+    return raw.get(name) if isinstance(raw, dict) else None
+
+
 @dataclass
 class Journal:
     """Undo steps and dirty keys of one open transaction."""

@@ -203,6 +203,26 @@ def same_slot(
     return SlotMatch(similarity + bonus - threshold, restated)
 
 
+def restates(
+    item: ExtractedItem,
+    slots: Slots,
+    topics: TopicVectors,
+    config: ReconcileConfig,
+    candidate: Candidate,
+) -> bool:
+    """Could the item say the candidate's belief again (the check a model's UPDATE must
+    pass)? Nearly the same sentence, the same keyed attribute, or the same topic (closer when
+    both set the same attribute of the holder, or name the same rare word)."""
+    if candidate.similarity >= config.restatement_similarity:
+        return True
+    if item.key is not None and candidate.head.attrs.get("key") == item.key:
+        return True
+    topic, shares_name = topic_similarity(slots, slots.topic or item.text, candidate, topics)
+    shared = candidate.slots is not None and bool(slots.attributes & candidate.slots.attributes)
+    bonus = config.shared_name_bonus if shares_name else 0.0
+    return topic + bonus >= (config.topic_no_cue if shared else config.restatement_similarity)
+
+
 _NUMBER = re.compile(r"\d+(?:[:.,]\d+)?")
 
 

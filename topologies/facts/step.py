@@ -36,7 +36,7 @@ from topologies.facts.reconcile import (
     ReconcileConfig,
     candidates,
     decide,
-    topic_similarity,
+    restates,
 )
 from topologies.facts.slot_index import remember
 from topologies.facts.slots import Slots, author_of, slots_of
@@ -173,7 +173,7 @@ class FactStep:
             if not found:
                 continue
             ctx = {"tenant": memory.tenant, "event_id": event.id}
-            same = partial(self._same_belief, item, slots)
+            same = partial(restates, item, slots, self.topics, self.reconcile_config)
             try:
                 decision = await self.judge.decide(item, author, event.ts, found, ctx, same)
             except Exception as exc:  # the heuristic rules take over for this event
@@ -185,22 +185,6 @@ class FactStep:
             self._judged[key] = decisions
             while len(self._judged) > self._max_prepared:
                 self._judged.popitem(last=False)
-
-    def _same_belief(self, item: ExtractedItem, slots: Slots, candidate: Candidate) -> bool:
-        """Could the item say the candidate's belief again (a model's UPDATE is checked by
-        this)? Nearly the same sentence, the same keyed attribute, or the same topic (closer
-        when both set the same attribute of the holder, or name the same rare word)."""
-        cfg = self.reconcile_config
-        if candidate.similarity >= cfg.restatement_similarity:
-            return True
-        if item.key is not None and candidate.head.attrs.get("key") == item.key:
-            return True
-        topic, shares_name = topic_similarity(
-            slots, slots.topic or item.text, candidate, self.topics
-        )
-        shared = candidate.slots is not None and bool(slots.attributes & candidate.slots.attributes)
-        bonus = cfg.shared_name_bonus if shares_name else 0.0
-        return topic + bonus >= (cfg.topic_no_cue if shared else cfg.restatement_similarity)
 
     def _judged_item(self, item: ExtractedItem) -> bool:
         """Is the judge asked about this item? With a model extractor, only about what the

@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from schemas.graph import Node
+from topologies.graph import raw_attr
 from topologies.lexicon import CALENDAR_WORDS, LABEL_SKIP, STOPWORDS, wordset
 from topologies.text import zipf
 
@@ -668,8 +669,7 @@ def is_own(node: Node) -> bool:
     """Written by the user: a note, or a message or mail whose sender is the user."""
     if node.source == "note":
         return True
-    raw = node.attrs.get("raw_attrs") or {}
-    sender = str(raw.get("from") or raw.get("sender") or "") if isinstance(raw, dict) else ""
+    sender = str(raw_attr(node, "from") or raw_attr(node, "sender") or "")
     if not sender:
         return False
     words = re.findall(r"[^\W\d_]+", sender.lower())
@@ -755,14 +755,18 @@ class PhraseParser:
         words at every emergence. Callers only read the Doc."""
         doc = self._docs.get(text)
         if doc is None:
-            doc = self._docs[text] = self.nlp(text)
-            while len(self._docs) > self._cache_size:
-                self._docs.popitem(last=False)
+            doc = self.nlp(text)
+            _keep(self._docs, text, doc, self._cache_size)
         else:
             self._docs.move_to_end(text)
         return doc
 
     def _remember(self, key: tuple[str, str, frozenset[str]], value: Analysis) -> None:
-        self._cache[key] = value
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        _keep(self._cache, key, value, self._cache_size)
+
+
+def _keep(cache: OrderedDict[Any, Any], key: Any, value: Any, size: int) -> None:
+    """Put ``value`` in an LRU ``cache`` of at most ``size`` entries (the oldest leave)."""
+    cache[key] = value
+    while len(cache) > size:
+        cache.popitem(last=False)

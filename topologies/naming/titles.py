@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from schemas.graph import Node
+from topologies.graph import raw_attr
 from topologies.lexicon import CALENDAR_WORDS, MONTH_ABBREVIATIONS, STOPWORDS
 from topologies.naming.activities import activity_labels
 from topologies.naming.labels import Embed, Matrix, surface
@@ -136,8 +137,7 @@ def calendar_start(node: Node) -> datetime | None:
     any other event or an entry without a readable start."""
     if node.source != "calendar":
         return None
-    raw = node.attrs.get("raw_attrs") or {}
-    start = raw.get("start") if isinstance(raw, dict) else None
+    start = raw_attr(node, "start")
     if not isinstance(start, str):
         return None
     try:
