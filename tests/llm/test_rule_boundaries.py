@@ -14,6 +14,7 @@ from schemas.graph import EdgeKind, NodeKind
 from schemas.plans import AddEdge, AddNode, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
 from topologies.heuristic_planner import HeuristicPlanner
+from topologies.llm import names
 from topologies.llm.boundaries import rule_boundaries
 from topologies.naming.namer import Namer
 
@@ -181,6 +182,33 @@ async def test_a_label_of_one_events_errand_gives_way_to_the_rules_label(
         await fold(rig, make_event(off_theme(text, errand), text))
     titles = titles_of(rig)
     assert titles and not {t.casefold() for t in titles} & set(ERRANDS)
+    kept = sum(u.extra.get("labels_from_rules", 0) for u in rig.ledger.recent(4))
+    assert kept >= 1
+
+
+def test_a_label_narrowed_to_one_members_detail_adds_a_detail() -> None:
+    interviews = ["Interview loop for the backend role: system design round on Thursday",
+                  "Interview feedback due for the frontend candidate",
+                  "Schedule the interview debrief with the hiring panel"]  # fmt: skip
+    assert names.adds_a_detail("System design interview", "Interview", interviews)
+    assert not names.adds_a_detail("Interview debrief", "Interview", interviews[2:])  # all say it
+    assert not names.adds_a_detail("Hiring", "Interview", interviews)  # another word, not more
+    assert not names.adds_a_detail("Interview", "Interview", interviews)
+
+
+async def test_a_label_of_one_members_detail_gives_way_to_the_rules_label(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: Any
+) -> None:
+    """The model's label describes the trip's members as well as the rules' label does (by
+    their centroid), but adds the packing list only one event speaks of: the rules' stays."""
+    rig = make_rig(rule_structure=True, concept_boundaries="rules", namer=Namer(embedder))
+    rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
+    narrowed = "Thailand trip Bangkok flights packing"
+    for text in TRIP:
+        rig.fake.push(Reply(content=plan_json(*new_concept(narrowed))))
+        await fold(rig, make_event(text, text))
+    titles = titles_of(rig)
+    assert titles and narrowed not in titles
     kept = sum(u.extra.get("labels_from_rules", 0) for u in rig.ledger.recent(4))
     assert kept >= 1
 

@@ -38,12 +38,11 @@ from topologies.facts.step import FactStep, ItemExtractor, event_text
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import JsonCompleter
 from topologies.llm.guard import GuardedTask
-from topologies.llm.names import word_stem
+from topologies.llm.names import content_stems
 from topologies.llm.prompts import extract_facts
 from topologies.llm.prompts.extract_facts import ExtractedItemModel, ExtractionReply
 from topologies.llm.usage import UsageLedger
 from topologies.planner import Planner
-from topologies.text import is_content_word, tokens
 
 log = structlog.get_logger(__name__)
 
@@ -169,15 +168,11 @@ class PlanFacts:
         if not statements:
             return None
         items = _once([plan_item(s, self.config) for s in statements])
-        said = [_stems(item.text) for item in items]
+        said = [content_stems(item.text) for item in items]
         for item in extract_items(event_text(event), self.config):
-            if not _restated(_stems(item.text), said):
+            if not _restated(content_stems(item.text), said):
                 items.append(item)
         return items[: self.config.max_items]
-
-
-def _stems(text: str) -> frozenset[str]:
-    return frozenset(word_stem(w) for w in tokens(text) if is_content_word(w))
 
 
 def _restated(stems: frozenset[str], said: list[frozenset[str]]) -> bool:

@@ -10,7 +10,7 @@ when a planner is built without a Namer; :func:`heuristic_label` then names a co
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from topologies.lexicon import CALENDAR_WORDS, DAY_WORDS, STOPWORDS
 from topologies.text import is_content_word, label_from_texts, tokens
@@ -49,10 +49,27 @@ def word_stem(word: str) -> str:
     return word[:5] if len(word) > 5 else word.rstrip("s")
 
 
+def content_stems(text: str) -> frozenset[str]:
+    """The stems of the text's content words."""
+    return frozenset(word_stem(w) for w in tokens(text) if is_content_word(w))
+
+
 def shares_a_word(label: str, text: str) -> bool:
     """Does the label use a content word of the text (forgiving plurals and endings)?"""
-    stems = {word_stem(w) for w in tokens(text) if is_content_word(w)}
-    return any(word_stem(w) in stems for w in tokens(label) if is_content_word(w))
+    return bool(content_stems(label) & content_stems(text))
+
+
+def adds_a_detail(label: str, rival: str, member_texts: Sequence[str]) -> bool:
+    """Whether ``label`` is ``rival`` narrowed to a detail of a few members: every word of
+    the rival and more, the more said by fewer than half of the members ("System design
+    interview" for "Interview" when one of three interviews is about system design). The
+    model sees one event and names the folder for it; the rules' label names them all."""
+    words, rival_words = content_stems(label), content_stems(rival)
+    extra = words - rival_words
+    if not rival_words or not extra or not rival_words <= words:
+        return False
+    saying = sum(1 for text in member_texts if extra <= content_stems(text))
+    return 2 * saying < len(member_texts)
 
 
 def _size_problem(text: str, chars: int, words: int, what: str) -> str | None:

@@ -434,8 +434,9 @@ class LLMPlanner:
     ) -> UpdatePlan:
         """With the rules' boundaries, the model names a concept only with a label that
         describes the concept's members at least as well as the rules' label does (its
-        vector as near their centroid, ``Namer.label_fit``): the model sees one event, the
-        rules' label comes from all the members. A new concept then takes the rules' label; a
+        vector as near their centroid, ``Namer.label_fit``) and does not narrow it to a detail
+        of a few members (``names.adds_a_detail``): the model sees one event, the rules'
+        label comes from all the members. A new concept then takes the rules' label; a
         rename of an existing concept takes the rules' relabel or keeps the current name."""
         if self.namer is None or self.namer.embedder is None:
             return plan
@@ -462,11 +463,15 @@ class LLMPlanner:
             if not rival or op.title is None or op.title == rival:
                 continue
             fit, rival_fit = self.namer.label_fit(request.memory, members, [op.title, rival])
-            if fit >= rival_fit:
+            texts = [request.event_node.embed_text]
+            texts += [n.embed_text for m in members[1:] if (n := graph.get(m)) is not None]
+            detail = names.adds_a_detail(op.title, rival, texts)
+            if fit >= rival_fit and not detail:
                 continue
             log.info("llm_label_less_fitting", tenant=request.event.tenant,
                      event_id=request.event.id, proposed=op.title, fit=round(fit, 3),
-                     kept=rival, kept_fit=round(rival_fit, 3))  # fmt: skip
+                     kept=rival, kept_fit=round(rival_fit, 3),
+                     one_members_detail=detail)  # fmt: skip
             usage.extra["labels_from_rules"] = int(usage.extra.get("labels_from_rules", 0)) + 1
             out = _replace(out, op, op.model_copy(update={"title": rival}))
         return out
