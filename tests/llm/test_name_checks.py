@@ -75,6 +75,15 @@ async def test_a_good_label_from_the_model_is_kept(
     assert titles(rig, NodeKind.CONCEPT) == ["Flux Tariffs launch"]
 
 
+async def test_a_label_the_model_writes_in_lower_case_starts_upper_case(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: HashingEmbedder
+) -> None:
+    rig = make_rig(namer=Namer(embedder))
+    rig.fake.push(Reply(content=plan_json(*new_concept("release check"))))
+    await fold(rig, make_event("Release check for v5", "the release check is on Friday"))
+    assert titles(rig, NodeKind.CONCEPT) == ["Release check"]
+
+
 async def test_a_failing_rename_keeps_the_current_label(
     make_rig: Callable[..., Rig], make_event: Any, embedder: HashingEmbedder
 ) -> None:

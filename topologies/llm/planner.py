@@ -511,8 +511,10 @@ class LLMPlanner:
         else:
             return op
         problem = self._name_problem(request, kind, proposed, titles, new)
-        if problem is None:
-            return op
+        if problem is None:  # a small model writes "release check": a name starts upper case
+            shown = proposed.strip()
+            shown = shown[:1].upper() + shown[1:]
+            return op if shown == proposed else op.model_copy(update={"title": shown})
         name = self._heuristic_name(request, plan, op) if isinstance(op, AddNode) else None
         if name and kind == NodeKind.CONCEPT and _a_person(request, name):
             name = None  # the namer's stand-in names someone: no concept of this reply
