@@ -297,3 +297,56 @@ def test_decision_and_moved_cues() -> None:
     assert not cues("All four green means GO for Tue 1 Dec").decided
     assert cues("The review was postponed to 26 Nov").moved
     assert not cues("The review is on 26 Nov").moved
+
+
+CUT_OFF = datetime(2026, 10, 9, tzinfo=UTC)
+
+
+def test_a_goal_that_starts_with_a_place_keeps_its_capital(namer: Namer) -> None:
+    """A general verb before a noun-phrase goal writes a common noun in lower case, but a
+    place the evidence writes as a name stays one ("the Lisbon spend forecast", never "the
+    lisbon spend forecast"); a heading's capital ("Budget request: ...") is no name."""
+    forecast = [
+        event(
+            "l-0",
+            "Lisbon spend forecast: hotel 2,832 EUR, venue 2,337 EUR, dinner 819 EUR. "
+            "Receipts go into Pleo by 9 October.",
+            T0,
+            "email",
+        ),
+        event(
+            "l-1",
+            "Updated the Lisbon spend forecast with the flights to Lisbon.",
+            T0 + timedelta(days=1),
+            "note",
+        ),
+        event(
+            "l-2",
+            "Lisbon spend forecast: the hotel invoice for Lisbon arrived, 9 October is the "
+            "cut-off.",
+            T0 + timedelta(days=2),
+            "email",
+        ),
+    ]
+    assert title_of(namer, forecast, CUT_OFF) == "Prepare for the Lisbon spend forecast (by 9 Oct)"
+    request = [
+        event(
+            "b-0",
+            "Budget request: hotel and venue for the team, please confirm by 9 October",
+            T0,
+            "email",
+        ),
+        event(
+            "b-1",
+            "Budget request sent, the budget request waits for Pieter",
+            T0 + timedelta(days=1),
+            "note",
+        ),
+        event(
+            "b-2",
+            "Re: Budget request: approved in principle, 9 October is the cut-off",
+            T0 + timedelta(days=2),
+            "email",
+        ),
+    ]
+    assert title_of(namer, request, CUT_OFF) == "Prepare for the budget request (by 9 Oct)"

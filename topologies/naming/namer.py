@@ -396,8 +396,8 @@ class Namer:
         head = goal.key.split()[-1] if goal.key else goal.text.split()[-1].lower()
         verb = object_verb(analyses, frozenset({head}))
         if verb:
-            return as_action(verb, goal.text)
-        return derived_action(goal.text, goal.anchored, goal.named)
+            return as_action(verb, goal.text, goal.capital)
+        return derived_action(goal.text, goal.anchored, goal.named or goal.capital)
 
     def _with_target(
         self, title: str, goals: Sequence[Goal], names: frozenset[str], texts: Sequence[str]

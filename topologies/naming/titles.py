@@ -164,10 +164,11 @@ class Ranked(NamedTuple):
     head: str = ""  # an action's object head (lemma)
 
 
-def as_action(verb: str, thing: str) -> str:
+def as_action(verb: str, thing: str, named: bool = False) -> str:
     """The to-do of doing ``verb`` to ``thing``: "Prepare the Kessler Logistik demo",
-    "Renew the passport" (a common noun in lower case, a name as written)."""
-    if not thing.split() or _is_name(thing):
+    "Renew the passport" (a common noun in lower case, a name as written; ``named``: its
+    first word is a name, "Lisbon spend forecast")."""
+    if not thing.split() or named or _is_name(thing):
         return f"{_capitalised(verb)} the {thing}"
     kept = thing[:1].lower() + thing[1:]
     return f"{_capitalised(verb)} the {kept}"
@@ -359,6 +360,7 @@ class Goal:
     key: str = ""  # lower-cased lemmas: "kessler logistik demo"
     titled: int = 0  # evidence events whose title names it: what they are about
     proper: bool = False  # written as a name throughout ("Willow Creek Care Center")
+    capital: bool = False  # its first word is a name ("Lisbon spend forecast"): keeps its capital
 
 
 def _anchor_words(analyses: Sequence[Analysis], anchored: Sequence[bool]) -> set[str]:
@@ -437,10 +439,32 @@ def rank_goals(
                 key,
                 titled[key],
                 _is_name(texts[i]),
+                capital_first(texts[i], analyses),
             )
         )
     scored.sort(key=lambda goal: (-goal.score, goal.text))
     return scored
+
+
+def capital_first(text: str, analyses: Sequence[Analysis]) -> bool:
+    """The phrase's first word is a name in the evidence's own writing: no phrase of the
+    evidence has it in lower case, and some phrase has it capitalised where no sentence or
+    title starts (after its first word: "Forecast for Lisbon", "Data Platform offsite"), or
+    a name of a thing is it ("Lisbon"). "Budget request" at a title's start is no name."""
+    words = text.split()
+    if not words or not words[0][:1].isupper():
+        return False
+    first = words[0]
+    lower = first.lower()
+    inside = False
+    for analysis in analyses:
+        for phrase in (*analysis.phrases, *analysis.named):
+            written = phrase.text.split()
+            if lower in (w.lower() for w in written if w[:1].islower()):
+                return False  # "the budget request": a common word
+            inside = inside or first in written[1:]
+        inside = inside or any(p.text == first for p in analysis.named)
+    return inside
 
 
 def _is_name(text: str) -> bool:
