@@ -20,6 +20,7 @@ from topologies.naming import Namer
 from topologies.naming.phrases import PhraseParser
 from topologies.naming.titles import (
     Ranked,
+    dated_heads,
     derived_action,
     in_kept_verb,
     is_derived,
@@ -350,3 +351,56 @@ def test_a_goal_that_starts_with_a_place_keeps_its_capital(namer: Namer) -> None
         ),
     ]
     assert title_of(namer, request, CUT_OFF) == "Prepare for the budget request (by 9 Oct)"
+
+
+DEMO = datetime(2026, 11, 24, tzinfo=UTC)
+
+
+def test_the_thing_the_deadline_is_written_against_is_the_goal_not_a_step(
+    namer: Namer,
+) -> None:
+    """The demo is what the 24 November deadline is for; the load test and the dry run are
+    steps towards it: the title prepares for the demo, not for a step."""
+    events = [
+        event("d-0", "Moving the partner demo to Tuesday 24 November", T0, "email"),
+        event(
+            "d-1",
+            "Dry run: partner demo on the staging cluster, run the load test first",
+            T0 + timedelta(days=1),
+            "calendar",
+        ),
+        event(
+            "d-2",
+            "Load test on the staging cluster: run it twice, p95 still too high",
+            T0 + timedelta(days=2),
+            "chat",
+        ),
+        event(
+            "d-3",
+            "Rollout went red, the staging cluster lost its index",
+            T0 + timedelta(days=3),
+            "chat",
+        ),
+    ]
+    assert title_of(namer, events, DEMO) == "Prepare for the partner demo (by 24 Nov)"
+
+
+def dated(texts: list[str], deadline: datetime) -> frozenset[str]:
+    events = [event(f"x-{i}", t, T0 + timedelta(days=i), "email") for i, t in enumerate(texts)]
+    memory = stored(HashingEmbedder(dim=256), events)
+    nodes = [memory.graph.node(event_node_id("alice", e.id)) for e in events]
+    return dated_heads(nodes, PhraseParser().analyse_nodes(nodes), deadline)
+
+
+def test_what_the_deadlines_day_is_written_against() -> None:
+    """The noun phrase right before the date, a preposition at most between, in the date's
+    own clause, and one the evidence comes back to."""
+    demo = "Slides for the partner demo and the staging cluster"
+    assert dated(["Moving the partner demo to Tuesday 24 November", demo], DEMO) == {"demo"}
+    assert dated(
+        ["Full paper Tue 24 Nov, abstract a week before", "Comments on the paper"], DEMO
+    ) == {"paper"}
+    # a verb between the phrase and the date, another clause, one event only: none
+    assert not dated(["A staging copy, so I'd like to propose Tuesday 24 November", demo], DEMO)
+    assert not dated(["Budget request: 24 November", "Budget request sent"], DEMO)
+    assert not dated(["Good luck on Tuesday 24 November!", demo], DEMO)

@@ -52,6 +52,7 @@ GOAL_CANDIDATES = 4  # noun phrases embedded per title (the most used first)
 NAMED_BONUS = 0.1  # the phrase names a particular thing ("Kessler Logistik demo")
 GOAL_HANDICAP = 0.1  # an action stated in the evidence is preferred to a noun phrase
 ANCHOR_BONUS = 0.15  # used by an event that names the deadline's day
+MAX_DATE_GAP = 2  # words (stopwords only) between a dated thing and its date: "demo to Tue"
 TITLE_BONUS = 0.05  # a noun phrase in an event's title ("Leonie's 40th - surprise party")
 CARRY_PENALTY = 0.2  # "bring the passport": a step towards the goal, not the goal
 NAME_ZIPF = 3.0  # a capitalised first word rarer than this names something ("Kessler")
@@ -130,6 +131,62 @@ def mentions_day(deadline: datetime | None, node: Node) -> bool:
         return True  # a calendar entry is the occasion on the day it starts, said or not
     text = f"{node.title}\n{node.text}" if node.text else node.title
     return any(m.when.date() == day for m in find_dates(text, node.ts))
+
+
+_CLAUSE_END = re.compile(r"[.!?;:|(\n]")
+
+
+def dated_heads(
+    nodes: Sequence[Node], analyses: Sequence[Analysis], deadline: datetime | None
+) -> frozenset[str]:
+    """Head nouns of the things the deadline's day is written against: in a title or a
+    sentence that names the day, the noun phrase right before the date, with at most a
+    preposition between ("Moving the multi-depot demo to Tuesday 28 April", "full paper
+    Thu 14 May"): what is due or what happens that day, the goal the other events' steps
+    serve. Not a phrase of another clause ("Budget request: ..."), nor one a verb stands
+    between ("a staging copy, so I'd like to propose Tuesday"), nor one only a single event
+    speaks of ("Good luck on Tuesday"): the evidence keeps coming back to what is due."""
+    if deadline is None:
+        return frozenset()
+    heads: set[str] = set()
+    for node, analysis in zip(nodes, analyses, strict=True):
+        if node.ts is None:
+            continue
+        day = deadline.astimezone(node.ts.tzinfo).date() if node.ts.tzinfo else deadline.date()
+        phrases = [*analysis.phrases, *analysis.named]
+        for text in (node.title, node.text or ""):
+            for mention in find_dates(text, node.ts):
+                if mention.when.date() != day:
+                    continue
+                before = text[: max(0, text.find(mention.phrase))]
+                clause = before[max((m.end() for m in _CLAUSE_END.finditer(before)), default=0) :]
+                found = _last_phrase(clause, phrases)
+                if found is not None:
+                    heads.add(found.head)
+    recurring = Counter(h for a in analyses for h in a.heads | {p.head for p in a.named})
+    return frozenset(h for h in heads if recurring[h] >= 2)
+
+
+def _last_phrase(clause: str, phrases: Sequence[Any]) -> Any | None:
+    """The phrase that ends last in the clause (the longest of those ending there), when
+    only stopwords stand between it and the clause's end."""
+    best: tuple[int, int] | None = None
+    found = None
+    for phrase in phrases:
+        if phrase.counted or not phrase.text:
+            continue
+        at = clause.rfind(phrase.text)
+        if at < 0:
+            continue
+        rank = (at + len(phrase.text), len(phrase.text))
+        if best is None or rank > best:
+            best, found = rank, phrase
+    if best is None:
+        return None
+    gap = re.findall(r"[\w'’-]+", clause[best[0] :])
+    if len(gap) > MAX_DATE_GAP or any(w.lower() not in STOPWORDS for w in gap):
+        return None
+    return found
 
 
 def calendar_start(node: Node) -> datetime | None:
@@ -361,6 +418,7 @@ class Goal:
     titled: int = 0  # evidence events whose title names it: what they are about
     proper: bool = False  # written as a name throughout ("Willow Creek Care Center")
     capital: bool = False  # its first word is a name ("Lisbon spend forecast"): keeps its capital
+    dated: bool = False  # the deadline's day is written against it: what is due that day
 
 
 def _anchor_words(analyses: Sequence[Analysis], anchored: Sequence[bool]) -> set[str]:
@@ -380,10 +438,13 @@ def rank_goals(
     embed: Embed,
     labels: Sequence[str] = (),
     anchored: Sequence[bool] = (),
+    dated: frozenset[str] = frozenset(),
 ) -> list[Goal]:
     """Noun phrases of what the evidence is about, best first: the goal when no
     action is stated ("Passport renewal", "Kessler Logistik demo"). A phrase naming a
-    particular thing (a project, a place, an event) is preferred: a goal has a target."""
+    particular thing (a project, a place, an event) is preferred: a goal has a target. A
+    phrase of a thing the deadline's day is written against (``dated`` heads, see
+    ``dated_heads``) is always among the candidates, and marked ``dated``."""
     n = max(1, len(analyses))
     df: Counter[str] = Counter()
     forms: dict[str, Counter[str]] = {}
@@ -405,9 +466,15 @@ def rank_goals(
         for p in analysis.named
         if " " in p.key or not p.text[1:].islower()  # "Mika", "Lisbon": a person or a place
     }
+    heads = {p.key: p.head for a in analyses for p in (*a.phrases, *a.named)}
     candidates = sorted(
         (k for k in df if " " in k or k in named_keys),  # a lone common noun is no goal
-        key=lambda k: (-df[k] - (k in in_anchor) - titled[k], -len(k.split()), k),
+        key=lambda k: (
+            -(heads.get(k) in dated),
+            -df[k] - (k in in_anchor) - titled[k],
+            -len(k.split()),
+            k,
+        ),
     )[:GOAL_CANDIDATES]
     if not candidates:
         return []
@@ -440,6 +507,7 @@ def rank_goals(
                 titled[key],
                 _is_name(texts[i]),
                 capital_first(texts[i], analyses),
+                heads.get(key) in dated,
             )
         )
     scored.sort(key=lambda goal: (-goal.score, goal.text))
