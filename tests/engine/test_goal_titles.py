@@ -25,6 +25,7 @@ from topologies.naming.titles import (
     in_kept_verb,
     is_derived,
     mentions_day,
+    written_as_name,
 )
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -404,3 +405,32 @@ def test_what_the_deadlines_day_is_written_against() -> None:
     assert not dated(["A staging copy, so I'd like to propose Tuesday 24 November", demo], DEMO)
     assert not dated(["Budget request: 24 November", "Budget request sent"], DEMO)
     assert not dated(["Good luck on Tuesday 24 November!", demo], DEMO)
+
+
+def test_the_dated_thing_is_named_as_an_event_names_it(namer: Namer) -> None:
+    """The dry run's title says whose demo it is ("Zorvex partner demo"): the goal is that
+    demo by its particular name, not "the partner demo"."""
+    events = [
+        event("z-0", "Moving the partner demo to Tuesday 24 November", T0, "email"),
+        event(
+            "z-1",
+            "Dry run: Zorvex partner demo on the staging cluster, run the load test first",
+            T0 + timedelta(days=1),
+            "calendar",
+        ),
+        event(
+            "z-2",
+            "Load test on the staging cluster: run it twice, p95 still too high",
+            T0 + timedelta(days=2),
+            "chat",
+        ),
+    ]
+    assert title_of(namer, events, DEMO) == "Prepare for the Zorvex partner demo (by 24 Nov)"
+
+
+def test_a_word_is_a_name_when_the_evidence_writes_it_as_one() -> None:
+    texts = ["Dry run: Kessler demo", "Flights to Lisbon booked", "Partner demo: slides"]
+    assert written_as_name("Kessler", texts, frozenset())  # no English word
+    assert written_as_name("Lisbon", texts, frozenset())  # a capital inside a sentence
+    assert not written_as_name("Partner", [*texts, "the partner demo"], frozenset())
+    assert not written_as_name("Anja", ["Dear Anja, the demo moved"], frozenset({"anja"}))

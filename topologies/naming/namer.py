@@ -23,6 +23,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -59,6 +60,7 @@ from topologies.naming.titles import (
     Goal,
     Ranked,
     as_action,
+    by_its_name,
     dated_heads,
     derived_action,
     describe,
@@ -390,6 +392,9 @@ class Namer:
         # the dated thing by its most particular name: "Kessler demo" before "the demo"
         due = self._first_sound(sorted((g for g in goals if g.dated), key=_common), names)
         if due is not None and (not actions or actions[0].head not in due.key.split()):
+            named_due = None if due.named else by_its_name(due.text, texts, names)
+            if named_due is not None:  # "the Kessler multi-depot demo"
+                due = replace(due, text=named_due, named=True)
             return self._acted(analyses, due)  # what the steps are for: "the demo"
         doing = self._first_sound_doing(ranking[2](self.embed), names)
         if doing is not None and (not actions or doing.base > actions[0].base):

@@ -28,7 +28,7 @@ import numpy as np
 from schemas.graph import Node
 from topologies.graph import raw_attr
 from topologies.lexicon import CALENDAR_WORDS, MONTH_ABBREVIATIONS, STOPWORDS
-from topologies.naming.activities import activity_labels
+from topologies.naming.activities import activity_labels, lexicon
 from topologies.naming.labels import Embed, Matrix, surface
 from topologies.naming.phrases import (
     CARRY_VERBS,
@@ -187,6 +187,41 @@ def _last_phrase(clause: str, phrases: Sequence[Any]) -> Any | None:
     if len(gap) > MAX_DATE_GAP or any(w.lower() not in STOPWORDS for w in gap):
         return None
     return found
+
+
+def by_its_name(thing: str, texts: Sequence[str], names: frozenset[str]) -> str | None:
+    """The thing as an evidence text writes it with the name of whose or which it is right
+    before it ("Dry run: Kessler multi-depot demo" for "multi-depot demo"): words the
+    evidence writes as names (``written_as_name``), no person's name. None when no text
+    names it so."""
+    pattern = re.compile(
+        r"(?<![\w-])((?:[\w&-]+\s+){1,3})" + re.escape(thing) + r"(?![\w-])", re.IGNORECASE
+    )
+    for text in texts:
+        for found in pattern.finditer(text):
+            words = found.group(1).split()
+            while words and not written_as_name(words[0], texts, names):
+                words = words[1:]  # "the Kessler": from the first word that names
+            if words and all(written_as_name(w, texts, names) for w in words):
+                return " ".join([*words, found.group(0)[len(found.group(1)) :]])
+    return None
+
+
+def written_as_name(word: str, texts: Sequence[str], names: frozenset[str]) -> bool:
+    """The texts never write the word in lower case, and it is no English word (a noun,
+    verb or adjective of the lexicon: "Kessler", not "Partner") or they write it with a
+    capital inside a sentence ("flights to Lisbon"); not a person's name."""
+    if not word[:1].isupper() or word.lower() in names:
+        return False
+    lower = re.compile(r"(?<![\w-])" + re.escape(word.lower()) + r"(?![\w-])")
+    if any(lower.search(t) for t in texts):
+        return False
+    known = lexicon()
+    key = word.lower()
+    if key not in known.nouns and key not in known.adjectives and key not in known.verbs:
+        return True
+    inside = re.compile(r"\b[a-z][\w'-]*,?\s+" + re.escape(word) + r"(?![\w-])")
+    return any(inside.search(t) for t in texts)
 
 
 def calendar_start(node: Node) -> datetime | None:
