@@ -9,7 +9,10 @@ With no action in the evidence, the title is its most central noun phrase said w
 the evidence does to it ("Prepare the Kessler Logistik demo"); when no event acts on it, with a
 verb of what a person does about such a thing: prepare for a dated occasion the deadline's own
 events name ("Prepare for the Spreeufer 10k"), follow up on anything else. A title is always
-an action, never a bare noun phrase.
+an action, never a bare noun phrase. Unless a sentence states an action as the person's goal,
+the thing the deadline's day is written against ("Moving the demo to Tuesday 28 April") is the
+goal the other actions are steps to, by the particular name an event gives it ("Prepare for the
+Kessler multi-depot demo").
 
 The description says in sentences which events made the intent emerge, by title and date.
 """
@@ -35,6 +38,7 @@ from topologies.naming.phrases import (
     WRITER,
     Action,
     Analysis,
+    Phrase,
     is_informative_title,
     name_words,
 )
@@ -167,7 +171,7 @@ def dated_heads(
     return frozenset(h for h in heads if recurring[h] >= 2)
 
 
-def _last_phrase(clause: str, phrases: Sequence[Any]) -> Any | None:
+def _last_phrase(clause: str, phrases: Sequence[Phrase]) -> Phrase | None:
     """The phrase that ends last in the clause (the longest of those ending there), when
     only stopwords stand between it and the clause's end."""
     best: tuple[int, int] | None = None
