@@ -20,10 +20,12 @@ from topologies.naming import Namer
 from topologies.naming.phrases import PhraseParser
 from topologies.naming.titles import (
     Ranked,
+    dated_heads,
     derived_action,
     in_kept_verb,
     is_derived,
     mentions_day,
+    written_as_name,
 )
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -297,3 +299,138 @@ def test_decision_and_moved_cues() -> None:
     assert not cues("All four green means GO for Tue 1 Dec").decided
     assert cues("The review was postponed to 26 Nov").moved
     assert not cues("The review is on 26 Nov").moved
+
+
+CUT_OFF = datetime(2026, 10, 9, tzinfo=UTC)
+
+
+def test_a_goal_that_starts_with_a_place_keeps_its_capital(namer: Namer) -> None:
+    """A general verb before a noun-phrase goal writes a common noun in lower case, but a
+    place the evidence writes as a name stays one ("the Lisbon spend forecast", never "the
+    lisbon spend forecast"); a heading's capital ("Budget request: ...") is no name."""
+    forecast = [
+        event(
+            "l-0",
+            "Lisbon spend forecast: hotel 2,832 EUR, venue 2,337 EUR, dinner 819 EUR. "
+            "Receipts go into Pleo by 9 October.",
+            T0,
+            "email",
+        ),
+        event(
+            "l-1",
+            "Updated the Lisbon spend forecast with the flights to Lisbon.",
+            T0 + timedelta(days=1),
+            "note",
+        ),
+        event(
+            "l-2",
+            "Lisbon spend forecast: the hotel invoice for Lisbon arrived, 9 October is the "
+            "cut-off.",
+            T0 + timedelta(days=2),
+            "email",
+        ),
+    ]
+    assert title_of(namer, forecast, CUT_OFF) == "Prepare for the Lisbon spend forecast (by 9 Oct)"
+    request = [
+        event(
+            "b-0",
+            "Budget request: hotel and venue for the team, please confirm by 9 October",
+            T0,
+            "email",
+        ),
+        event(
+            "b-1",
+            "Budget request sent, the budget request waits for Pieter",
+            T0 + timedelta(days=1),
+            "note",
+        ),
+        event(
+            "b-2",
+            "Re: Budget request: approved in principle, 9 October is the cut-off",
+            T0 + timedelta(days=2),
+            "email",
+        ),
+    ]
+    assert title_of(namer, request, CUT_OFF) == "Prepare for the budget request (by 9 Oct)"
+
+
+DEMO = datetime(2026, 11, 24, tzinfo=UTC)
+
+
+def test_the_thing_the_deadline_is_written_against_is_the_goal_not_a_step(
+    namer: Namer,
+) -> None:
+    """The demo is what the 24 November deadline is for; the load test and the dry run are
+    steps towards it: the title prepares for the demo, not for a step."""
+    events = [
+        event("d-0", "Moving the partner demo to Tuesday 24 November", T0, "email"),
+        event(
+            "d-1",
+            "Dry run: partner demo on the staging cluster, run the load test first",
+            T0 + timedelta(days=1),
+            "calendar",
+        ),
+        event(
+            "d-2",
+            "Load test on the staging cluster: run it twice, p95 still too high",
+            T0 + timedelta(days=2),
+            "chat",
+        ),
+        event(
+            "d-3",
+            "Rollout went red, the staging cluster lost its index",
+            T0 + timedelta(days=3),
+            "chat",
+        ),
+    ]
+    assert title_of(namer, events, DEMO) == "Prepare for the partner demo (by 24 Nov)"
+
+
+def dated(texts: list[str], deadline: datetime) -> frozenset[str]:
+    events = [event(f"x-{i}", t, T0 + timedelta(days=i), "email") for i, t in enumerate(texts)]
+    memory = stored(HashingEmbedder(dim=256), events)
+    nodes = [memory.graph.node(event_node_id("alice", e.id)) for e in events]
+    return dated_heads(nodes, PhraseParser().analyse_nodes(nodes), deadline)
+
+
+def test_what_the_deadlines_day_is_written_against() -> None:
+    """The noun phrase right before the date, a preposition at most between, in the date's
+    own clause, and one the evidence comes back to."""
+    demo = "Slides for the partner demo and the staging cluster"
+    assert dated(["Moving the partner demo to Tuesday 24 November", demo], DEMO) == {"demo"}
+    assert dated(
+        ["Full paper Tue 24 Nov, abstract a week before", "Comments on the paper"], DEMO
+    ) == {"paper"}
+    # a verb between the phrase and the date, another clause, one event only: none
+    assert not dated(["A staging copy, so I'd like to propose Tuesday 24 November", demo], DEMO)
+    assert not dated(["Budget request: 24 November", "Budget request sent"], DEMO)
+    assert not dated(["Good luck on Tuesday 24 November!", demo], DEMO)
+
+
+def test_the_dated_thing_is_named_as_an_event_names_it(namer: Namer) -> None:
+    """The dry run's title says whose demo it is ("Zorvex partner demo"): the goal is that
+    demo by its particular name, not "the partner demo"."""
+    events = [
+        event("z-0", "Moving the partner demo to Tuesday 24 November", T0, "email"),
+        event(
+            "z-1",
+            "Dry run: Zorvex partner demo on the staging cluster, run the load test first",
+            T0 + timedelta(days=1),
+            "calendar",
+        ),
+        event(
+            "z-2",
+            "Load test on the staging cluster: run it twice, p95 still too high",
+            T0 + timedelta(days=2),
+            "chat",
+        ),
+    ]
+    assert title_of(namer, events, DEMO) == "Prepare for the Zorvex partner demo (by 24 Nov)"
+
+
+def test_a_word_is_a_name_when_the_evidence_writes_it_as_one() -> None:
+    texts = ["Dry run: Kessler demo", "Flights to Lisbon booked", "Partner demo: slides"]
+    assert written_as_name("Kessler", texts, frozenset())  # no English word
+    assert written_as_name("Lisbon", texts, frozenset())  # a capital inside a sentence
+    assert not written_as_name("Partner", [*texts, "the partner demo"], frozenset())
+    assert not written_as_name("Anja", ["Dear Anja, the demo moved"], frozenset({"anja"}))

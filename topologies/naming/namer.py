@@ -23,6 +23,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -59,6 +60,8 @@ from topologies.naming.titles import (
     Goal,
     Ranked,
     as_action,
+    by_its_name,
+    dated_heads,
     derived_action,
     describe,
     in_kept_verb,
@@ -108,6 +111,10 @@ def _beats(goal: Goal, action: Ranked) -> bool:
     if set(goal.text.lower().split()) & set(text.lower().split()) - STOPWORDS:
         return False
     return goal.score - GOAL_HANDICAP > score
+
+
+def _common(goal: Goal) -> bool:
+    return not goal.named
 
 
 class Namer:
@@ -315,7 +322,8 @@ class Namer:
         analyses = self.parser.analyse_nodes(events)
         names = self.names_of(events)
         texts = [f"{n.title}\n{n.text}" for n in events]
-        title = self._best_title(analyses, vectors, labels, own, anchored, names, texts)
+        due = dated_heads(events, analyses, deadline)
+        title = self._best_title(analyses, vectors, labels, own, anchored, names, texts, due)
         if not title:
             return labels[0] if labels else "Follow up"
         if deadline is None:
@@ -332,12 +340,14 @@ class Namer:
         anchored: Sequence[bool],
         names: frozenset[str],
         texts: Sequence[str] = (),
+        dated: frozenset[str] = frozenset(),
     ) -> str:
         """The goal's title, always an action: what it is about, in the evidence's own verb,
-        and the named thing the evidence keeps returning to (:meth:`_with_target`)."""
+        and the named thing the evidence keeps returning to (:meth:`_with_target`);
+        ``dated``: heads of what the deadline's day is written against (``dated_heads``)."""
         ranking = (
             partial(rank_actions, analyses, vectors, labels=labels, own=own, anchored=anchored),
-            partial(rank_goals, analyses, vectors, labels=labels, anchored=anchored),
+            partial(rank_goals, analyses, vectors, labels=labels, anchored=anchored, dated=dated),
             partial(rank_doings, analyses, vectors),
         )
         self._prefetch(ranking)
@@ -354,7 +364,10 @@ class Namer:
         texts: Sequence[str] = (),
     ) -> str:
         """In this order: a named target that stands out ("Kessler Logistik demo"); the best
-        action when a sentence states a goal ("Get the crown cemented"); else the evidence's
+        action when a sentence states a goal ("Get the crown cemented"); else the thing the
+        deadline's day is written against, which the other actions are steps to ("Prepare
+        for the multi-depot demo" rather than "Run the scenario with simulated trucks"), unless
+        the best action is done to it; else the evidence's
         doing when it is more central than the best action ("Follow up on the rent
         reduction"); a common noun phrase of what the evidence is about when it is clearly
         more central than the best action, which is then an aside ("Visa application" beside
@@ -376,6 +389,13 @@ class Namer:
             return self._acted(analyses, named)
         if actions and actions[0].goal:
             return best
+        # the dated thing by its most particular name: "Kessler demo" before "the demo"
+        due = self._first_sound(sorted((g for g in goals if g.dated), key=_common), names)
+        if due is not None and (not actions or actions[0].head not in due.key.split()):
+            named_due = None if due.named else by_its_name(due.text, texts, names)
+            if named_due is not None:  # "the Kessler multi-depot demo"
+                due = replace(due, text=named_due, named=True)
+            return self._acted(analyses, due)  # what the steps are for: "the demo"
         doing = self._first_sound_doing(ranking[2](self.embed), names)
         if doing is not None and (not actions or doing.base > actions[0].base):
             return derived_action(doing.text, occasion=False)  # "Follow up on the rent reduction"
@@ -396,8 +416,8 @@ class Namer:
         head = goal.key.split()[-1] if goal.key else goal.text.split()[-1].lower()
         verb = object_verb(analyses, frozenset({head}))
         if verb:
-            return as_action(verb, goal.text)
-        return derived_action(goal.text, goal.anchored, goal.named)
+            return as_action(verb, goal.text, goal.capital)
+        return derived_action(goal.text, goal.anchored, goal.named or goal.capital)
 
     def _with_target(
         self, title: str, goals: Sequence[Goal], names: frozenset[str], texts: Sequence[str]

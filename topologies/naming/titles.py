@@ -9,7 +9,10 @@ With no action in the evidence, the title is its most central noun phrase said w
 the evidence does to it ("Prepare the Kessler Logistik demo"); when no event acts on it, with a
 verb of what a person does about such a thing: prepare for a dated occasion the deadline's own
 events name ("Prepare for the Spreeufer 10k"), follow up on anything else. A title is always
-an action, never a bare noun phrase.
+an action, never a bare noun phrase. Unless a sentence states an action as the person's goal,
+the thing the deadline's day is written against ("Moving the demo to Tuesday 28 April") is the
+goal the other actions are steps to, by the particular name an event gives it ("Prepare for the
+Kessler multi-depot demo").
 
 The description says in sentences which events made the intent emerge, by title and date.
 """
@@ -28,13 +31,14 @@ import numpy as np
 from schemas.graph import Node
 from topologies.graph import raw_attr
 from topologies.lexicon import CALENDAR_WORDS, MONTH_ABBREVIATIONS, STOPWORDS
-from topologies.naming.activities import activity_labels
+from topologies.naming.activities import activity_labels, lexicon
 from topologies.naming.labels import Embed, Matrix, surface
 from topologies.naming.phrases import (
     CARRY_VERBS,
     WRITER,
     Action,
     Analysis,
+    Phrase,
     is_informative_title,
     name_words,
 )
@@ -52,6 +56,7 @@ GOAL_CANDIDATES = 4  # noun phrases embedded per title (the most used first)
 NAMED_BONUS = 0.1  # the phrase names a particular thing ("Kessler Logistik demo")
 GOAL_HANDICAP = 0.1  # an action stated in the evidence is preferred to a noun phrase
 ANCHOR_BONUS = 0.15  # used by an event that names the deadline's day
+MAX_DATE_GAP = 2  # words (stopwords only) between a dated thing and its date: "demo to Tue"
 TITLE_BONUS = 0.05  # a noun phrase in an event's title ("Leonie's 40th - surprise party")
 CARRY_PENALTY = 0.2  # "bring the passport": a step towards the goal, not the goal
 NAME_ZIPF = 3.0  # a capitalised first word rarer than this names something ("Kessler")
@@ -132,6 +137,97 @@ def mentions_day(deadline: datetime | None, node: Node) -> bool:
     return any(m.when.date() == day for m in find_dates(text, node.ts))
 
 
+_CLAUSE_END = re.compile(r"[.!?;:|(\n]")
+
+
+def dated_heads(
+    nodes: Sequence[Node], analyses: Sequence[Analysis], deadline: datetime | None
+) -> frozenset[str]:
+    """Head nouns of the things the deadline's day is written against: in a title or a
+    sentence that names the day, the noun phrase right before the date, with at most a
+    preposition between ("Moving the multi-depot demo to Tuesday 28 April", "full paper
+    Thu 14 May"): what is due or what happens that day, the goal the other events' steps
+    serve. Not a phrase of another clause ("Budget request: ..."), nor one a verb stands
+    between ("a staging copy, so I'd like to propose Tuesday"), nor one only a single event
+    speaks of ("Good luck on Tuesday"): the evidence keeps coming back to what is due."""
+    if deadline is None:
+        return frozenset()
+    heads: set[str] = set()
+    for node, analysis in zip(nodes, analyses, strict=True):
+        if node.ts is None:
+            continue
+        day = deadline.astimezone(node.ts.tzinfo).date() if node.ts.tzinfo else deadline.date()
+        phrases = [*analysis.phrases, *analysis.named]
+        for text in (node.title, node.text or ""):
+            for mention in find_dates(text, node.ts):
+                if mention.when.date() != day:
+                    continue
+                before = text[: max(0, text.find(mention.phrase))]
+                clause = before[max((m.end() for m in _CLAUSE_END.finditer(before)), default=0) :]
+                found = _last_phrase(clause, phrases)
+                if found is not None:
+                    heads.add(found.head)
+    recurring = Counter(h for a in analyses for h in a.heads | {p.head for p in a.named})
+    return frozenset(h for h in heads if recurring[h] >= 2)
+
+
+def _last_phrase(clause: str, phrases: Sequence[Phrase]) -> Phrase | None:
+    """The phrase that ends last in the clause (the longest of those ending there), when
+    only stopwords stand between it and the clause's end."""
+    best: tuple[int, int] | None = None
+    found = None
+    for phrase in phrases:
+        if phrase.counted or not phrase.text:
+            continue
+        at = clause.rfind(phrase.text)
+        if at < 0:
+            continue
+        rank = (at + len(phrase.text), len(phrase.text))
+        if best is None or rank > best:
+            best, found = rank, phrase
+    if best is None:
+        return None
+    gap = re.findall(r"[\w'’-]+", clause[best[0] :])
+    if len(gap) > MAX_DATE_GAP or any(w.lower() not in STOPWORDS for w in gap):
+        return None
+    return found
+
+
+def by_its_name(thing: str, texts: Sequence[str], names: frozenset[str]) -> str | None:
+    """The thing as an evidence text writes it with the name of whose or which it is right
+    before it ("Dry run: Kessler multi-depot demo" for "multi-depot demo"): words the
+    evidence writes as names (``written_as_name``), no person's name. None when no text
+    names it so."""
+    pattern = re.compile(
+        r"(?<![\w-])((?:[\w&-]+\s+){1,3})" + re.escape(thing) + r"(?![\w-])", re.IGNORECASE
+    )
+    for text in texts:
+        for found in pattern.finditer(text):
+            words = found.group(1).split()
+            while words and not written_as_name(words[0], texts, names):
+                words = words[1:]  # "the Kessler": from the first word that names
+            if words and all(written_as_name(w, texts, names) for w in words):
+                return " ".join([*words, found.group(0)[len(found.group(1)) :]])
+    return None
+
+
+def written_as_name(word: str, texts: Sequence[str], names: frozenset[str]) -> bool:
+    """The texts never write the word in lower case, and it is no English word (a noun,
+    verb or adjective of the lexicon: "Kessler", not "Partner") or they write it with a
+    capital inside a sentence ("flights to Lisbon"); not a person's name."""
+    if not word[:1].isupper() or word.lower() in names:
+        return False
+    lower = re.compile(r"(?<![\w-])" + re.escape(word.lower()) + r"(?![\w-])")
+    if any(lower.search(t) for t in texts):
+        return False
+    known = lexicon()
+    key = word.lower()
+    if key not in known.nouns and key not in known.adjectives and key not in known.verbs:
+        return True
+    inside = re.compile(r"\b[a-z][\w'-]*,?\s+" + re.escape(word) + r"(?![\w-])")
+    return any(inside.search(t) for t in texts)
+
+
 def calendar_start(node: Node) -> datetime | None:
     """When a calendar entry starts (its ``start`` attribute, in its own time zone); None for
     any other event or an entry without a readable start."""
@@ -164,10 +260,11 @@ class Ranked(NamedTuple):
     head: str = ""  # an action's object head (lemma)
 
 
-def as_action(verb: str, thing: str) -> str:
+def as_action(verb: str, thing: str, named: bool = False) -> str:
     """The to-do of doing ``verb`` to ``thing``: "Prepare the Kessler Logistik demo",
-    "Renew the passport" (a common noun in lower case, a name as written)."""
-    if not thing.split() or _is_name(thing):
+    "Renew the passport" (a common noun in lower case, a name as written; ``named``: its
+    first word is a name, "Lisbon spend forecast")."""
+    if not thing.split() or named or _is_name(thing):
         return f"{_capitalised(verb)} the {thing}"
     kept = thing[:1].lower() + thing[1:]
     return f"{_capitalised(verb)} the {kept}"
@@ -359,6 +456,8 @@ class Goal:
     key: str = ""  # lower-cased lemmas: "kessler logistik demo"
     titled: int = 0  # evidence events whose title names it: what they are about
     proper: bool = False  # written as a name throughout ("Willow Creek Care Center")
+    capital: bool = False  # its first word is a name ("Lisbon spend forecast"): keeps its capital
+    dated: bool = False  # the deadline's day is written against it: what is due that day
 
 
 def _anchor_words(analyses: Sequence[Analysis], anchored: Sequence[bool]) -> set[str]:
@@ -378,10 +477,13 @@ def rank_goals(
     embed: Embed,
     labels: Sequence[str] = (),
     anchored: Sequence[bool] = (),
+    dated: frozenset[str] = frozenset(),
 ) -> list[Goal]:
     """Noun phrases of what the evidence is about, best first: the goal when no
     action is stated ("Passport renewal", "Kessler Logistik demo"). A phrase naming a
-    particular thing (a project, a place, an event) is preferred: a goal has a target."""
+    particular thing (a project, a place, an event) is preferred: a goal has a target. A
+    phrase of a thing the deadline's day is written against (``dated`` heads, see
+    ``dated_heads``) is always among the candidates, and marked ``dated``."""
     n = max(1, len(analyses))
     df: Counter[str] = Counter()
     forms: dict[str, Counter[str]] = {}
@@ -403,9 +505,15 @@ def rank_goals(
         for p in analysis.named
         if " " in p.key or not p.text[1:].islower()  # "Mika", "Lisbon": a person or a place
     }
+    heads = {p.key: p.head for a in analyses for p in (*a.phrases, *a.named)}
     candidates = sorted(
         (k for k in df if " " in k or k in named_keys),  # a lone common noun is no goal
-        key=lambda k: (-df[k] - (k in in_anchor) - titled[k], -len(k.split()), k),
+        key=lambda k: (
+            -(heads.get(k) in dated),
+            -df[k] - (k in in_anchor) - titled[k],
+            -len(k.split()),
+            k,
+        ),
     )[:GOAL_CANDIDATES]
     if not candidates:
         return []
@@ -437,10 +545,33 @@ def rank_goals(
                 key,
                 titled[key],
                 _is_name(texts[i]),
+                capital_first(texts[i], analyses),
+                heads.get(key) in dated,
             )
         )
     scored.sort(key=lambda goal: (-goal.score, goal.text))
     return scored
+
+
+def capital_first(text: str, analyses: Sequence[Analysis]) -> bool:
+    """The phrase's first word is a name in the evidence's own writing: no phrase of the
+    evidence has it in lower case, and some phrase has it capitalised where no sentence or
+    title starts (after its first word: "Forecast for Lisbon", "Data Platform offsite"), or
+    a name of a thing is it ("Lisbon"). "Budget request" at a title's start is no name."""
+    words = text.split()
+    if not words or not words[0][:1].isupper():
+        return False
+    first = words[0]
+    lower = first.lower()
+    inside = False
+    for analysis in analyses:
+        for phrase in (*analysis.phrases, *analysis.named):
+            written = phrase.text.split()
+            if lower in (w.lower() for w in written if w[:1].islower()):
+                return False  # "the budget request": a common word
+            inside = inside or first in written[1:]
+        inside = inside or any(p.text == first for p in analysis.named)
+    return inside
 
 
 def _is_name(text: str) -> bool:
