@@ -22,8 +22,10 @@ an intent's goal):
   ("Done! Ready for pick-up from 24 Nov"), their step is done and the rest is scheduled;
 - **decided**: a decision was taken ("GO for 1 Dec", "approved", "decided"): on or after the
   deadline, what was due (a review, a go/no-go) has its outcome, whatever it set for later;
-- **moved**: a date was moved ("postponed to", "rescheduled", "extended"): a deadline that has
-  passed moves on only with such an event, not to a later date of the same theme.
+- **moved**: a date was moved ("postponed to", "rescheduled", "moving ... to"): a deadline that
+  has passed moves on only with such an event, not to a later date of the same theme; one
+  still ahead moves to the day such a sentence names after its cue (``date_move``) when it is
+  the goal's day or thing that was moved.
 
 ``event_signals`` reads one event (a few regular expressions over a bounded text); the engine
 computes it once, at ingest, and keeps it with the EVENT node (``attrs["goal_cues"]``, like the
@@ -37,9 +39,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 from schemas.graph import Node
+from topologies.lexicon import CALENDAR_WORDS, STOPWORDS
 from topologies.text import find_dates
 
 MAX_TEXT = 4000  # characters of an event read for cues
@@ -90,7 +93,8 @@ _TENTATIVE = re.compile(
 )
 _SENTENCE = re.compile(r"[^.!?;\n]+")
 _MOVED = re.compile(
-    r"\b(?:moved|moves|postponed?|rescheduled|pushed back|pushed to|extended|delayed to|"
+    r"\b(?:moved|moves|moving|postponed?|postponing|rescheduled|rescheduling|pushed back|"
+    r"pushed to|extended|delayed to|"
     r"new date|now due|instead of)\b",
     re.IGNORECASE,
 )
@@ -132,6 +136,70 @@ def event_signals(node: Node) -> Signals:
         decided=_decided(text),
         moved=_MOVED.search(text) is not None,
     )
+
+
+@dataclass(frozen=True)
+class Move:
+    """A date an event says something was moved to ("Moving the multi-depot demo to Tuesday
+    28 April"): the new date, the day it was moved from when the sentence names it ("from
+    Mon 9 Nov"), and the words of what was moved ("multi-depot", "demo")."""
+
+    to: datetime
+    from_day: date | None
+    thing: frozenset[str]
+
+
+# a sentence that weighs a move rather than states it
+_HEDGED = re.compile(
+    r"\b(?:if|unless|whether|would|could|might|maybe|perhaps|possibly|worst case)\b",
+    re.IGNORECASE,
+)
+_FROM = re.compile(r"\bfrom\s*$", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z][\w'’-]+")
+_CLAUSE = re.compile(r"[^.!?;\n]+")
+_PART = re.compile(r"[^,:(–—|]+")
+
+
+def date_move(node: Node) -> Move | None:
+    """The move of a date an event states in one sentence: a move cue, then the first date
+    after the event time that follows the cue and is not the one moved from; not in a
+    sentence that only weighs it ("if it slips", "worst case it moves to Mon 16 Nov": ``_HEDGED``).
+    The moved thing is what the sentence names
+    between the cue and the new date, else in its part before the cue ("the go/no-go review
+    was postponed to 26 Nov")."""
+    if node.ts is None:
+        return None
+    text = f"{node.title}\n{node.text}"[:MAX_TEXT]
+    for sentence in sentences(text):
+        cue = _MOVED.search(sentence)
+        if cue is None or _HEDGED.search(sentence):
+            continue
+        moved_from: date | None = None
+        for mention in find_dates(sentence, node.ts):
+            at = sentence.find(mention.phrase, cue.end())
+            if at < 0:
+                continue
+            if _FROM.search(sentence[:at]):
+                moved_from = mention.when.date()
+                continue
+            if mention.when.date() <= node.ts.date():
+                continue
+            between = sentence[cue.end() : at]
+            parts = _PART.findall(sentence[: cue.start()])
+            thing = content_words(between) or content_words(parts[-1] if parts else "")
+            return Move(mention.when, moved_from, thing)
+    return None
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences and lines (split at . ! ? ; and line ends)."""
+    return _CLAUSE.findall(text)
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Lower-cased words of a phrase that name a thing: no stopword, calendar word or cue."""
+    words = {w.lower() for w in _WORD.findall(text)}
+    return frozenset(w for w in words - STOPWORDS - CALENDAR_WORDS if _MOVED.fullmatch(w) is None)
 
 
 def _decided(text: str) -> bool:

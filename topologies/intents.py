@@ -46,7 +46,10 @@ rest happens ("Done! Ready for pick-up from 24 Nov"), it is action_scheduled (em
 status changes; no threshold feedback, the person judged nothing). A deadline that has passed
 stays what the goal was due by (the review's, not the launch's after it) unless an event says
 the date was moved (``Signals.moved``); one passed earlier today stays until the day is over,
-so the evening's evidence still finds it.
+so the evening's evidence still finds it. A date not yet passed moves when the latest of the
+goal's own events that says a date was moved (``goals.date_move``: "Moving the multi-depot demo
+to Tuesday 28 April") moves the goal's day, or the thing an event writes against that day, to a
+later one (``_moved_day``): however often the old day was named, it is no longer the date.
 
 Category: the most common ``category`` among ``S`` (ties: more evidence, then the name;
 default ``"general"``). Threshold ``theta[category]`` lives in ``memory.meta`` under
@@ -81,7 +84,14 @@ from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.executor import PlanExecutor
-from topologies.goals import MAX_TEXT, GoalEvidence, cached_signals
+from topologies.goals import (
+    MAX_TEXT,
+    GoalEvidence,
+    cached_signals,
+    content_words,
+    date_move,
+    sentences,
+)
 from topologies.graph import MemoryGraph, decayed_weight
 from topologies.intent_boundaries import (
     LAST_EVIDENCE_ATTR,
@@ -117,6 +127,8 @@ OLDER_RUN = 16  # consecutive evidence events before the window that end a conce
 MAX_TIME_SCAN = 32  # most recent TIME anchors read per concept or event for a deadline
 MIN_EVIDENCE_EVENTS = 2  # distinct events behind an intent
 TITLED_AT_ATTR = "titled_at"  # INTENT attrs: evidence events when the title was last chosen
+DROPPED_ATTR = "dropped_objects"  # INTENT attrs: objects of the titles it was renamed from
+MAX_DROPPED = 8
 MIN_NAMING = 2  # events naming a day ahead that make it a date the goal keeps pointing at
 MAX_NOTES = 20
 
@@ -470,7 +482,12 @@ class IntentEmergence:
         return events[0].id if events else None
 
     def _deadlines(
-        self, memory: TenantMemory, cluster: Cluster, now: datetime, extra: Iterable[str] = ()
+        self,
+        memory: TenantMemory,
+        cluster: Cluster,
+        now: datetime,
+        extra: Iterable[str] = (),
+        current: date | None = None,
     ) -> list[Node]:
         """Future TIME anchors attached to the cluster's supporting concepts or its most recent
         evidence events (and ``extra`` events: an open intent's own), the goal's date first.
@@ -481,7 +498,10 @@ class IntentEmergence:
         day before), then one named with a deadline cue ("by", "due", "before"), then the one
         named first (a goal's date is set with the goal, the steps towards it are planned
         later: "the crown must be cemented before we fly on 18 Dec", then the preparation and
-        fitting dates), not merely the soonest date."""
+        fitting dates), not merely the soonest date. A day the latest of the goal's own events
+        moves the goal's date to (``current``, an open intent's; else the day ranked first) comes
+        before all of these ("Moving the multi-depot demo to Tuesday 28 April", ``_moved_day``):
+        however often the old day was named, it is no longer the goal's date."""
         graph = memory.graph
         times = graph.ids(NodeKind.TIME)
         # the goal's own events: its seed theme's and those attached to the intent itself
@@ -511,7 +531,12 @@ class IntentEmergence:
             count = len(naming.get(day, ()))
             return (-count, -cue, first_named(day), when.timestamp(), node.id)
 
-        return sorted(found.values(), key=rank)[:MAX_DEADLINES]
+        ranked = sorted(found.values(), key=rank)
+        goal_day = current if current is not None else _day(ranked[0]) if ranked else None
+        moved = None if goal_day is None else _moved_day(graph, own, now, goal_day)
+        if moved is not None:  # moved: the new day first, however often the old was named
+            ranked.sort(key=lambda node: _day(node) != moved)
+        return ranked[:MAX_DEADLINES]
 
     def _reinforce(
         self, memory: TenantMemory, scope: FoldScope, intent_id: str, cluster: Cluster
@@ -574,8 +599,10 @@ class IntentEmergence:
             AddEdge(src=c, dst=intent_id, kind=EdgeKind.TRIGGERS, reasoning="supporting concept")
             for c in fresh
         )
-        deadlines = self._deadlines(memory, cluster, scope.now, direct)
         current = intent.deadline
+        deadlines = self._deadlines(
+            memory, cluster, scope.now, direct, None if current is None else _day(intent)
+        )
         # the goal's date now; a date passed earlier today stays until the day is over, so the
         # evidence of the evening (the party took place, the review was a go) still finds it
         today = current is not None and current < scope.now and _same_day(current, scope.now)
@@ -627,8 +654,8 @@ class IntentEmergence:
         """The title from the intent's evidence as it stands, at growth milestones of the
         evidence (``next_naming``: its size doubled since the last titling), so a goal first
         seen in its opening step ("Locate the leak") is named for what the evidence came to
-        say; None between milestones or when the new one states no action. Records the
-        milestone in ``attrs``."""
+        say; None between milestones, when the new one states no action, or when it is no
+        better goal (``Namer.better_goal``). Records the milestone in ``attrs``."""
         evidence = intent_evidence(memory, intent.id)
         titled_at = intent.attrs.get(TITLED_AT_ATTR)
         if not isinstance(titled_at, int):
@@ -641,11 +668,16 @@ class IntentEmergence:
         # by now (a load test beside the flaky test, a partner demo beside the launch) would
         # favour the action on their object, what the goal touched, not what it is
         title = self.namer.title_intent(memory, sorted(evidence), deadline)
-        # a new name only when it states what to do in the evidence's own words: a topic
-        # ("Treptower park") that the grown evidence is also about, said with a general verb
-        # ("Prepare for the Treptower park"), is no better goal than the one it had
-        if not self.namer.states_action(title) or self.namer.derived(title):
+        # a new name only when it is an action and a better goal by what the evidence says:
+        # its object is what more of the evidence is about, or the dated thing the steps
+        # serve (``Namer.better_goal``); an object the intent was once named for and left
+        # does not come back (a to-do item does not flip back and forth)
+        dropped = [str(h) for h in intent.attrs.get(DROPPED_ATTR, []) if isinstance(h, str)]
+        if not self.namer.states_action(title) or self.namer.title_object(title) in dropped:
             return None
+        if not self.namer.better_goal(memory, sorted(evidence), deadline, intent.title, title):
+            return None
+        attrs[DROPPED_ATTR] = [*dropped, self.namer.title_object(intent.title)][-MAX_DROPPED:]
         return title
 
     @staticmethod
@@ -936,6 +968,50 @@ def _named_days(
             if mention.deadline:
                 cued.add(day)
     return naming, cued
+
+
+def _moved_day(
+    graph: MemoryGraph, events: Iterable[str], now: datetime, current: date
+) -> date | None:
+    """The day ahead of ``now`` that the latest of the events moving the goal's date
+    (``current``) moves it to (``goals.date_move``; the most recent ``MAX_TIME_SCAN`` events
+    read): a move from that day ("Moved from Mon 9 Nov to Wed 11 Nov"), or, when it names no
+    day it moves from, a move of the thing an event writes against that day (the demo of
+    "Demo of multi-depot routing - Thursday 23 April" moved to Tuesday 28 April). None when
+    none does: the date of another thing moved (a feed job, a partner demo) is not the goal's."""
+    nodes = sorted(
+        (graph.node(e) for e in events if e in graph),
+        key=lambda n: (n.ts or now, n.id),
+        reverse=True,
+    )[:MAX_TIME_SCAN]
+    for node in nodes:
+        if not cached_signals(node).moved:
+            continue
+        move = date_move(node)
+        if move is None or move.to < now:
+            continue
+        if move.to.date() == current:
+            return current  # the goal's date is the one it was last moved to
+        if move.from_day is not None:
+            if move.from_day == current:
+                return move.to.date()
+            continue
+        if move.thing & _written_against(nodes, current):
+            return move.to.date()
+    return None
+
+
+def _written_against(nodes: Iterable[Node], day: date) -> frozenset[str]:
+    """Words of the sentences of these events that name the day (what happens or is due
+    then)."""
+    words: set[str] = set()
+    for node in nodes:
+        if node.ts is None:
+            continue
+        for sentence in sentences(f"{node.title}\n{node.text}"[:MAX_TEXT]):
+            if any(m.when.date() == day for m in _dates_in(sentence, node.ts)):
+                words |= content_words(sentence)
+    return frozenset(words)
 
 
 def _same_day(when: datetime, now: datetime) -> bool:

@@ -89,6 +89,7 @@ VECTOR_CACHE = 4096
 EVIDENCE = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 GROWTH = 2.0  # a concept is renamed when its member count has doubled
 MAX_TARGET_TITLE_WORDS = 12  # an action and its target stay a to-do item
+MAX_COVERAGE_EVENTS = 32  # evidence events read to weigh a retitle (the most recent)
 
 
 def _is_address(name: str, texts: Sequence[str]) -> bool:
@@ -111,6 +112,12 @@ def _beats(goal: Goal, action: Ranked) -> bool:
     if set(goal.text.lower().split()) & set(text.lower().split()) - STOPWORDS:
         return False
     return goal.score - GOAL_HANDICAP > score
+
+
+def _verb(title: str) -> str:
+    """The title's first word, lower-cased: its verb."""
+    words = without_deadline(title).split()
+    return words[0].lower() if words else ""
 
 
 def _common(goal: Goal) -> bool:
@@ -553,6 +560,55 @@ class Namer:
         doc = self.parser.parse(text[:1].lower() + text[1:])
         first = next((t for t in doc if not t.is_punct and not t.is_space), None)
         return first is not None and first.pos_ == "VERB" and first.tag_ in ("VB", "VBP")
+
+    def title_object(self, title: str) -> str:
+        """The lemma of the head of what the title's action is done to ("ceiling" in "Repair the
+        bathroom ceiling", "forecast" in "Prepare for the Lisbon spend forecast"): the last noun
+        of the first run of nouns and modifiers; "" when it has none."""
+        text = without_deadline(title).strip()
+        doc = self.parser.parse(text[:1].lower() + text[1:])
+        head = ""
+        for token in list(doc)[1:]:
+            if token.pos_ in ("NOUN", "PROPN"):
+                head = token.lemma_.lower()
+            elif head and token.pos_ not in ("ADJ", "NUM", "PUNCT") and token.text != "-":
+                break
+        return head
+
+    def better_goal(
+        self,
+        memory: TenantMemory,
+        evidence_ids: Sequence[str],
+        deadline: datetime | None,
+        old: str,
+        new: str,
+    ) -> bool:
+        """Whether ``new`` names the goal better than ``old`` by what the evidence says, not by
+        its wording: its object is what more evidence events speak of, or it is the thing the
+        deadline's day is written against (``dated_heads``: what the steps serve) and the old
+        one's is not, or the old one is only a step (what to bring: "Bring estimates") and the
+        new one is not. A title of the same object is no better (no churn of verbs)."""
+        new_head, old_head = self.title_object(new), self.title_object(old)
+        if not new_head or new_head == old_head:
+            return False
+        if _verb(old) in CARRY_VERBS and _verb(new) not in CARRY_VERBS:
+            return True  # what to bring is a step towards the goal, the new one is the goal
+        graph = memory.graph
+        nodes = [graph.node(e) for e in dict.fromkeys(evidence_ids) if e in graph]
+        nodes = [n for n in nodes if n.kind == NodeKind.EVENT]
+        nodes.sort(key=lambda n: (n.ts or n.created_at, n.id))
+        nodes = nodes[-MAX_COVERAGE_EVENTS:]
+        analyses = self.parser.analyse_nodes(nodes)
+        dated = dated_heads(nodes, analyses, deadline)
+        if new_head in dated and old_head not in dated:
+            return True
+        if old_head in dated:
+            return False
+        covering = [
+            a.heads | {p.head for p in a.named} | {x.object_head for x in a.actions}
+            for a in analyses
+        ]
+        return sum(new_head in c for c in covering) > sum(old_head in c for c in covering)
 
     @staticmethod
     def derived(title: str) -> bool:

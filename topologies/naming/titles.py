@@ -341,14 +341,22 @@ def in_kept_verb(analyses: Sequence[Analysis], action: Ranked, texts: Sequence[s
     return " ".join([_capitalised(kept), *words[1:]])
 
 
+_BE_FORMS = ("be", "is", "are", "was", "were", "been", "being", "get", "got", "gets")
+
+
 def _prepositional(verb: str, texts: Sequence[str]) -> bool:
-    """Some text uses the verb with a preposition right after it ("applied for")."""
+    """Some text uses the verb with a preposition right after it ("applied for"), in the
+    active: after a passive ("will be repaired on 17 Nov", "was fixed in May") the preposition
+    starts a date, a place or an agent, not the verb's object."""
     from lemminflect import getAllInflections
 
     forms = {verb, *(f for group in getAllInflections(verb, upos="VERB").values() for f in group)}
+    passive = "".join(rf"(?<!\b{aux} )" for aux in _BE_FORMS)
     pattern = re.compile(
-        r"\b(?:" + "|".join(map(re.escape, sorted(forms))) + r")\s+(?:for|to|with|on|at|in|"
-        r"about|into|from)\b",
+        passive
+        + r"\b(?:"
+        + "|".join(map(re.escape, sorted(forms)))
+        + r")\s+(?:for|to|with|on|at|in|about|into|from)\b",
         re.IGNORECASE,
     )
     return any(pattern.search(text) for text in texts)
