@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from fold_helpers import Step
+from fold_helpers import ScriptedPlanner, Step
 from test_goal_titles import event, fold, stored, the_intent
 
 from schemas.graph import Node, NodeKind
+from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
+from topologies.engine import FoldEngine
 from topologies.goals import date_move
 from topologies.memory import event_node_id
 from topologies.naming import Namer
@@ -126,3 +128,35 @@ def test_a_passive_with_a_date_after_it_does_not_hide_the_kept_verb(
     # a verb the texts use with a prepositional object in the active keeps the action's own
     active = (*texts, "We repaired for the landlord before.")
     assert in_kept_verb(analyses, repaint, active) == "Repaint the bathroom ceiling"
+
+
+async def test_a_retitle_at_a_milestone_replaces_a_step_and_never_brings_back_an_old_object() -> (
+    None
+):
+    """An intent named for what to bring takes its evidence's goal at the next milestone; a
+    title whose object it was renamed from does not come back, whatever the evidence says."""
+    config = EngineConfig()
+    config.topics.split_min_members = 1000
+    script, events = demo_stream(
+        ("d-3", "Moving the multi-depot demo to Tuesday 28 April, we will confirm the room")
+    )
+    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
+    memory = engine.new_memory("alice")
+    for raw in events:
+        await engine.fold(memory, raw)
+    intent = the_intent(memory)
+    step = intent.model_copy(update={"title": "Bring estimates", "attrs": {"titled_at": 1}})
+    attrs: dict[str, object] = {}
+    retitled = engine.emergence._retitle(memory, step, intent.deadline, attrs)
+    assert retitled is not None and "demo" in retitled
+    assert attrs["dropped_objects"] == ["estimate"]
+    # the same evidence, but "demo" was an object the intent was renamed from
+    back = step.model_copy(update={"attrs": {"titled_at": 1, "dropped_objects": ["demo"]}})
+    assert engine.emergence._retitle(memory, back, intent.deadline, {}) is None
+    # between milestones nothing is re-chosen
+    assert (
+        engine.emergence._retitle(
+            memory, step.model_copy(update={"attrs": {"titled_at": 4}}), intent.deadline, {}
+        )
+        is None
+    )
