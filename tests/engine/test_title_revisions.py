@@ -109,6 +109,8 @@ def test_a_retitle_needs_a_better_goal_by_the_evidence(namer: Namer) -> None:
     assert not namer.better_goal(memory, ids, None, "Repaint the bathroom ceiling", new)
     # what to bring is a step: the goal's action replaces it
     assert namer.better_goal(memory, ids, None, "Bring estimates", new)
+    # moving a date changes the plan; it is no goal, however much the evidence speaks of it
+    assert not namer.better_goal(memory, ids, None, old, "Postpone the bathroom ceiling")
 
 
 # ------------------------------------------------------------------------ kept verb

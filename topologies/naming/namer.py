@@ -49,6 +49,7 @@ from topologies.naming.occasions import agreed_occasion
 from topologies.naming.phrases import (
     CARRY_VERBS,
     MAX_PARSE_CHARS,
+    RESCHEDULE_VERBS,
     Analysis,
     PhraseParser,
     is_own,
@@ -587,9 +588,11 @@ class Namer:
         its wording: its object is what more evidence events speak of, or it is the thing the
         deadline's day is written against (``dated_heads``: what the steps serve) and the old
         one's is not, or the old one is only a step (what to bring: "Bring estimates") and the
-        new one is not. A title of the same object is no better (no churn of verbs)."""
+        new one is not. A title of the same object is no better (no churn of verbs), nor one
+        that only changes a plan's date ("Move the demo": a step of the goal, however much of
+        the evidence speaks of the demo)."""
         new_head, old_head = self.title_object(new), self.title_object(old)
-        if not new_head or new_head == old_head:
+        if not new_head or new_head == old_head or _verb(new) in RESCHEDULE_VERBS:
             return False
         if _verb(old) in CARRY_VERBS and _verb(new) not in CARRY_VERBS:
             return True  # what to bring is a step towards the goal, the new one is the goal

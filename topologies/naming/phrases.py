@@ -53,6 +53,7 @@ LIGHT_VERBS = wordset(
 # verbs of what to have with you on the day: a step towards a goal, rarely the goal itself
 # ("bring the current passport" to the appointment that renews it)
 CARRY_VERBS = wordset("bring carry pack")
+RESCHEDULE_VERBS = wordset("move postpone reschedule delay")  # a change of a plan's date
 HONORIFICS = wordset("mr mrs ms miss dr prof sir madam")  # "Ms Keller" is a person
 # adjectives that say how the writer felt about a thing, not which thing it is: "awesome
 # family", "great news", "scary experience" name no folder
