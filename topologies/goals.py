@@ -156,7 +156,6 @@ _HEDGED = re.compile(
 )
 _FROM = re.compile(r"\bfrom\s*$", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][\w'’-]+")
-_CLAUSE = re.compile(r"[^.!?;\n]+")
 _PART = re.compile(r"[^,:(–—|]+")
 
 
@@ -193,7 +192,7 @@ def date_move(node: Node) -> Move | None:
 
 def sentences(text: str) -> list[str]:
     """The text's sentences and lines (split at . ! ? ; and line ends)."""
-    return _CLAUSE.findall(text)
+    return _SENTENCE.findall(text)
 
 
 def content_words(text: str) -> frozenset[str]:
@@ -207,7 +206,7 @@ def _decided(text: str) -> bool:
     ("Recommendation: GO for Tue 1 Dec", "All four green means GO")."""
     return any(
         _DECIDED.search(sentence) is not None and _TENTATIVE.search(sentence) is None
-        for sentence in _SENTENCE.findall(text)
+        for sentence in sentences(text)
     )
 
 

@@ -66,7 +66,6 @@ from topologies.naming.titles import (
     derived_action,
     describe,
     in_kept_verb,
-    is_derived,
     mentions_day,
     object_verb,
     rank_actions,
@@ -554,11 +553,16 @@ class Namer:
         """Why ``label`` is not a folder name (a short noun phrase), None when it is one."""
         return label_problem(label, self.parser.parse(label.strip()), names)
 
+    def _title_doc(self, title: str) -> Any:
+        """The parse of a title without its deadline, its first letter in lower case (a title
+        is read as the sentence it would be: "get a new passport")."""
+        text = without_deadline(title).strip()
+        return self.parser.parse(text[:1].lower() + text[1:])
+
     def states_action(self, title: str) -> bool:
         """Whether the title (without its deadline) starts with an action: a verb in the
         imperative ("Repaint the bathroom ceiling"), not a noun phrase ("Treptower park")."""
-        text = without_deadline(title).strip()
-        doc = self.parser.parse(text[:1].lower() + text[1:])
+        doc = self._title_doc(title)
         first = next((t for t in doc if not t.is_punct and not t.is_space), None)
         return first is not None and first.pos_ == "VERB" and first.tag_ in ("VB", "VBP")
 
@@ -566,10 +570,8 @@ class Namer:
         """The lemma of the head of what the title's action is done to ("ceiling" in "Repair the
         bathroom ceiling", "forecast" in "Prepare for the Lisbon spend forecast"): the last noun
         of the first run of nouns and modifiers; "" when it has none."""
-        text = without_deadline(title).strip()
-        doc = self.parser.parse(text[:1].lower() + text[1:])
         head = ""
-        for token in list(doc)[1:]:
+        for token in list(self._title_doc(title))[1:]:
             if token.pos_ in ("NOUN", "PROPN"):
                 head = token.lemma_.lower()
             elif head and token.pos_ not in ("ADJ", "NUM", "PUNCT") and token.text != "-":
@@ -613,27 +615,18 @@ class Namer:
         ]
         return sum(new_head in c for c in covering) > sum(old_head in c for c in covering)
 
-    @staticmethod
-    def derived(title: str) -> bool:
-        """Whether the title's verb is no evidence event's own but a general one
-        (``titles.derived_action``: "Prepare for the Spreeufer 10k")."""
-        return is_derived(title)
-
     def goal_words(self, title: str) -> frozenset[str]:
         """Lemmas of the nouns of an intent title (without its deadline): what the goal is
         about ("Get a new passport" and "Passport application": {"passport"})."""
-        text = without_deadline(title).strip()
-        doc = self.parser.parse(text[:1].lower() + text[1:])
         return frozenset(
             token.lemma_.lower()
-            for token in doc
+            for token in self._title_doc(title)
             if token.pos_ in ("NOUN", "PROPN") and token.lower_ not in STOPWORDS
         )
 
     def title_problem(self, title: str) -> str | None:
         """Why ``title`` is not a to-do item (an action and its object), None when it is."""
-        text = without_deadline(title).strip()
-        return title_problem(text, self.parser.parse(text[:1].lower() + text[1:]))
+        return title_problem(without_deadline(title).strip(), self._title_doc(title))
 
     @staticmethod
     def names_of(nodes: Sequence[Node]) -> frozenset[str]:
