@@ -191,6 +191,8 @@ def test_a_label_narrowed_to_one_members_detail_adds_a_detail() -> None:
                   "Interview feedback due for the frontend candidate",
                   "Schedule the interview debrief with the hiring panel"]  # fmt: skip
     assert names.adds_a_detail("System design interview", "Interview", interviews)
+    two_of_three = [interviews[0], interviews[0].replace("backend", "data"), interviews[2]]
+    assert names.adds_a_detail("System design interview", "Interview", two_of_three)
     assert not names.adds_a_detail("Interview debrief", "Interview", interviews[2:])  # all say it
     assert not names.adds_a_detail("Hiring", "Interview", interviews)  # another word, not more
     assert not names.adds_a_detail("Interview", "Interview", interviews)

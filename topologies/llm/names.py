@@ -60,16 +60,17 @@ def shares_a_word(label: str, text: str) -> bool:
 
 
 def adds_a_detail(label: str, rival: str, member_texts: Sequence[str]) -> bool:
-    """Whether ``label`` is ``rival`` narrowed to a detail of a few members: every word of
-    the rival and more, the more said by fewer than half of the members ("System design
-    interview" for "Interview" when one of three interviews is about system design). The
-    model sees one event and names the folder for it; the rules' label names them all."""
+    """Whether ``label`` is ``rival`` narrowed to a detail not every member has: every word
+    of the rival and more, the more missing from at least one member ("System design
+    interview" for "Interview" when the debrief of the same folder is about no system
+    design). A folder's name holds for everything in it: the model sees one event and names
+    the folder for it; the rules' label names them all."""
     words, rival_words = content_stems(label), content_stems(rival)
     extra = words - rival_words
     if not rival_words or not extra or not rival_words <= words:
         return False
     saying = sum(1 for text in member_texts if extra <= content_stems(text))
-    return 2 * saying < len(member_texts)
+    return saying < len(member_texts)
 
 
 def _size_problem(text: str, chars: int, words: int, what: str) -> str | None:

@@ -435,7 +435,7 @@ class LLMPlanner:
         """With the rules' boundaries, the model names a concept only with a label that
         describes the concept's members at least as well as the rules' label does (its
         vector as near their centroid, ``Namer.label_fit``) and does not narrow it to a detail
-        of a few members (``names.adds_a_detail``): the model sees one event, the rules'
+        some member lacks (``names.adds_a_detail``): the model sees one event, the rules'
         label comes from all the members. A new concept then takes the rules' label; a
         rename of an existing concept takes the rules' relabel or keeps the current name."""
         if self.namer is None or self.namer.embedder is None:
