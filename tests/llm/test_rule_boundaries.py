@@ -257,3 +257,24 @@ async def test_the_rules_deadline_of_a_concept_comes_with_the_models_plan(
     dated = [e for e in graph.in_edges(concept.id, EdgeKind.DEADLINE_FOR)]
     assert dated, "the concept lost the rules' deadline"
     assert len(list(graph.nodes(NodeKind.TIME))) == len(texts)  # every event's day, none skipped
+
+
+async def test_a_models_label_gives_way_when_a_member_without_its_detail_joins(
+    make_rig: Callable[..., Rig], make_event: Any, embedder: Any
+) -> None:
+    """Both first members speak of Bangkok flights and the model names the folder for them;
+    the booking that joins next names no Bangkok, so the folder takes the rules' name."""
+    rig = make_rig(rule_structure=True, concept_boundaries="rules", namer=Namer(embedder))
+    rig.planner.heuristic = HeuristicPlanner(embedder, EngineConfig())
+    flights = [TRIP[0], TRIP[2]]
+    named = "Thailand trip Bangkok flights"
+    for text in flights:
+        rig.fake.push(Reply(content=plan_json(*new_concept(named))))
+        await fold(rig, make_event(text, text))
+    assert titles_of(rig) == [named]
+    rig.fake.push(Reply(content=plan_json(*new_concept(named))))
+    joining = "Thailand trip visa flights booked"
+    await fold(rig, make_event(joining, joining))
+    (title,) = titles_of(rig)
+    assert title != named and "Bangkok" not in title
+    assert rig.ledger.recent(1)[0].extra.get("labels_from_rules") == 1

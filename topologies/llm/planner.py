@@ -34,7 +34,13 @@ from schemas.graph import EdgeKind, NodeKind
 from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, UpdateNode, UpdatePlan
 from topologies.entities import ensure_entity_index
 from topologies.llm import names
-from topologies.llm.boundaries import KindOf, rule_boundaries, rule_concept_refs, rule_labels
+from topologies.llm.boundaries import (
+    KindOf,
+    concept_targets,
+    rule_boundaries,
+    rule_concept_refs,
+    rule_labels,
+)
 from topologies.llm.breaker import CircuitBreaker
 from topologies.llm.completer import LLMReply, ModelClient
 from topologies.llm.config import LLMConfig
@@ -427,7 +433,8 @@ class LLMPlanner:
             return plan
         if bounded.overridden:
             usage.extra["concept_overridden"] = 1
-        return self._fitting_labels(request, bounded.plan, heuristic, usage)
+        plan = self._fitting_labels(request, bounded.plan, heuristic, usage)
+        return self._grown_labels(request, plan, kind_of, usage)
 
     def _fitting_labels(
         self, request: PlanRequest, plan: UpdatePlan, heuristic: UpdatePlan, usage: EventUsage
@@ -474,6 +481,36 @@ class LLMPlanner:
                      one_members_detail=detail)  # fmt: skip
             usage.extra["labels_from_rules"] = int(usage.extra.get("labels_from_rules", 0)) + 1
             out = _replace(out, op, op.model_copy(update={"title": rival}))
+        return out
+
+    def _grown_labels(
+        self, request: PlanRequest, plan: UpdatePlan, kind_of: KindOf, usage: EventUsage
+    ) -> UpdatePlan:
+        """A concept the event joins keeps its name only while the name holds for every
+        member: a model's label with a detail its members shared ("System design interview"
+        for two system-design interviews) gives way to the rules' label when a member
+        without the detail joins (the debrief), since no rename comes with a join."""
+        if self.namer is None or self.namer.embedder is None:
+            return plan
+        graph, event = request.memory.graph, request.event_node
+        renamed = {graph.resolve(op.id) for op in plan.ops
+                   if isinstance(op, UpdateNode) and op.title is not None}  # fmt: skip
+        out = plan
+        for target in sorted(concept_targets(plan, event.id, kind_of)):
+            concept = graph.get(graph.resolve(target))
+            if concept is None or concept.id in renamed or not concept.title:
+                continue
+            members = [event.id, *self.namer.concept_members(request.memory, concept.id)]
+            rules = self.namer.label_concept(request.memory, members, concept.id)
+            texts = [n.embed_text for m in members if (n := graph.get(m)) is not None]
+            if rules == concept.title or not names.adds_a_detail(concept.title, rules, texts):
+                continue
+            log.info("llm_label_outgrown", tenant=request.event.tenant, event_id=event.id,
+                     label=concept.title, kept=rules)  # fmt: skip
+            usage.extra["labels_from_rules"] = int(usage.extra.get("labels_from_rules", 0)) + 1
+            relabel = UpdateNode(id=concept.id, title=rules, reasoning="the name holds for "
+                                 "every member", grounded_in=[event.id])  # fmt: skip
+            out = out.model_copy(update={"ops": [*out.ops, relabel]})
         return out
 
     # ------------------------------------------------------------------ names
