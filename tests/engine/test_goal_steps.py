@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from fold_helpers import ScriptedPlanner
+from fold_helpers import ScriptedPlanner, Step
 
 from schemas.events import RawEvent
+from schemas.graph import NodeKind
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
@@ -92,3 +93,39 @@ def test_a_stated_goal_that_the_days_event_speaks_of_keeps_its_title(namer: Name
         event("c-2", "Flight to Bangkok Tue 24 Nov, seats 31A and 31B", T0 + timedelta(2)),
     ]
     assert title_of(namer, events, PAPER) == "Get the crown cemented (by 24 Nov)"
+
+
+async def test_an_open_goals_date_holds_against_a_work_sessions_day() -> None:
+    """The plan writes the full paper against 24 Nov; a writing sprint on Fri 20 Nov, named
+    once and due by nothing, is a step's day: the goal stays due by 24 Nov."""
+    texts = [
+        ("p-0", PLAN, ["Paper"], PAPER),
+        ("p-1", "I need to rerun the baseline for the paper, Table 2 is wrong", ["Paper"], None),
+        (
+            "p-2",
+            "We have to finish the paper draft and the related work",
+            ["Paper", "Writing"],
+            None,
+        ),
+        (
+            "p-3",
+            "Writing: related work rewritten, section 2 over budget",
+            ["Writing", "Paper"],
+            None,
+        ),
+        ("p-4", "Writing sprint: Fri 20 Nov, 10:00-13:00, cut section 5", ["Writing"], SPRINT),
+        ("p-5", "Writing: figures merged, page count down", ["Writing"], None),
+    ]
+    script = {
+        i: Step(concepts, category="work", deadline=day, deadline_on=concepts[0] if day else None)
+        for i, _, concepts, day in texts
+    }
+    config = EngineConfig()
+    config.topics.split_min_members = 1000
+    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
+    memory = engine.new_memory("alice")
+    for n, (i, text, _, _) in enumerate(texts):
+        await engine.fold(memory, event(i, text, T0 + timedelta(days=n)))
+    (intent,) = memory.graph.nodes(NodeKind.INTENT)
+    assert intent.deadline == PAPER
+    assert intent.title.endswith("(by 24 Nov)")
