@@ -129,3 +129,20 @@ async def test_an_open_goals_date_holds_against_a_work_sessions_day() -> None:
     (intent,) = memory.graph.nodes(NodeKind.INTENT)
     assert intent.deadline == PAPER
     assert intent.title.endswith("(by 24 Nov)")
+
+
+def test_the_thing_that_is_due_takes_the_action_asked_of_it(namer: Namer) -> None:
+    """The deck is what 18 Nov is written against, and a mail asks to send it: the to-do is
+    "Send the review deck", not a general "Prepare for the review deck", though the user's
+    own notes make an action on another object rank first."""
+    deck = datetime(2026, 11, 18, 12, 0, tzinfo=UTC)
+    texts = [
+        ("Launch sync: get the launch plan signed off, the launch plan is late", "note"),
+        ("Farida wants the review deck by Wed 18 Nov noon", "note"),
+        ("Launch plan: get the launch plan approved before the launch", "note"),
+        ("Please send the review deck tonight", "email"),
+        ("Launch plan review: I need to get the launch plan final", "note"),
+        ("Launch plan comments from legal on the launch plan", "note"),
+    ]
+    events = [event(f"d-{n}", t, T0 + timedelta(n), s) for n, (t, s) in enumerate(texts)]
+    assert title_of(namer, events, deck) == "Send the review deck (by 18 Nov)"
