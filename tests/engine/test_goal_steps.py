@@ -146,3 +146,20 @@ def test_the_thing_that_is_due_takes_the_action_asked_of_it(namer: Namer) -> Non
     ]
     events = [event(f"d-{n}", t, T0 + timedelta(n), s) for n, (t, s) in enumerate(texts)]
     assert title_of(namer, events, deck) == "Send the review deck (by 18 Nov)"
+
+
+def test_a_stated_goal_the_evidence_speaks_of_more_than_the_dated_thing_stays(
+    namer: Namer,
+) -> None:
+    """The flight is what 18 Dec is written against, but the passport is what the evidence
+    keeps speaking of: renewing it is the goal, not a step of the flight."""
+    flight = datetime(2026, 12, 18, tzinfo=UTC)
+    texts = [
+        ("My passport expires in November, I need to renew the passport", "note"),
+        ("Booked the Bangkok flight on Fri 18 Dec, seats 31A and 31B", "email"),
+        ("Passport photos taken at the drugstore", "note"),
+        ("Passport appointment at the citizens office confirmed", "email"),
+        ("Flight check: the flight to Bangkok leaves at 21:40", "note"),
+    ]
+    events = [event(f"f-{n}", t, T0 + timedelta(n), s) for n, (t, s) in enumerate(texts)]
+    assert title_of(namer, events, flight).startswith("Renew the passport")

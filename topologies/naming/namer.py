@@ -75,6 +75,7 @@ from topologies.naming.titles import (
     rank_actions,
     rank_doings,
     rank_goals,
+    spoken_of,
     title_problem,
     two_sentences,
     with_article,
@@ -417,7 +418,7 @@ class Namer:
             return self._acted(analyses, named)
         # the dated thing by its most particular name: "Kessler demo" before "the demo"
         due = self._first_sound(sorted((g for g in goals if g.dated), key=_common), names)
-        if actions and actions[0].goal and (due is None or actions[0].head in said):
+        if actions and actions[0].goal and not self._serves(actions[0], due, said, analyses, texts):
             return best
         if due is not None and (not actions or actions[0].head not in due.key.split()):
             asked = next((a for a in actions if a.goal and a.head in due.key.split()), None)
@@ -440,6 +441,23 @@ class Namer:
         if steps and (goal is None or (goal.named and goal not in targets)):
             return steps[0].text  # rather than a tool or a place named in passing
         return self._acted(analyses, goal) if goal else ""
+
+    @staticmethod
+    def _serves(
+        action: Ranked,
+        due: Goal | None,
+        said: frozenset[str],
+        analyses: Sequence[Analysis],
+        texts: Sequence[str],
+    ) -> bool:
+        """Whether a goal a sentence states is a step of the thing that is due: no event that
+        names the deadline's day speaks of its object (``said``), and the evidence speaks of
+        what is due at least as often ("cite AccentTTA" beside the full paper; not "renew the
+        passport" beside a flight two events name)."""
+        if due is None or action.head in said or not texts:
+            return False
+        head = due.key.split()[-1] if due.key else due.text.split()[-1].lower()
+        return spoken_of(head, analyses, texts) >= spoken_of(action.head, analyses, texts)
 
     @staticmethod
     def _acted(analyses: Sequence[Analysis], goal: Goal) -> str:

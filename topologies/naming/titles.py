@@ -188,12 +188,12 @@ def dated_things(
                 if phrase is not None:
                     found.setdefault(phrase.key, phrase)
     texts = [f"{n.title}\n{n.text}" for n in nodes]
-    return [p for p in found.values() if _spoken_of(p.head, analyses, texts) >= 2]
+    return [p for p in found.values() if spoken_of(p.head, analyses, texts) >= 2]
 
 
-def _spoken_of(head: str, analyses: Sequence[Analysis], texts: Sequence[str]) -> int:
-    """Events that speak of the thing: a phrase of theirs has its head, or their words do
-    (the parser may read "paper ID 2291" as an ID, not a paper)."""
+def spoken_of(head: str, analyses: Sequence[Analysis], texts: Sequence[str]) -> int:
+    """Events that speak of the thing named by ``head``: a phrase of theirs has its head, or
+    their words do (the parser may read "paper ID 2291" as an ID, not a paper)."""
     word = re.compile(r"(?<![\w-])" + re.escape(head) + r"s?(?![\w-])", re.IGNORECASE)
     return sum(
         head in a.heads or head in {p.head for p in a.named} or word.search(t) is not None
