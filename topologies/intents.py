@@ -536,7 +536,26 @@ class IntentEmergence:
         moved = None if goal_day is None else _moved_day(graph, own, now, goal_day)
         if moved is not None:  # moved: the new day first, however often the old was named
             ranked.sort(key=lambda node: _day(node) != moved)
+        elif current is not None and ranked and self._holds(graph, events, now, current, ranked):
+            ranked.sort(key=lambda node: _day(node) != current)
         return ranked[:MAX_DEADLINES]
+
+    @staticmethod
+    def _holds(
+        graph: MemoryGraph, events: set[str], now: datetime, current: date, ranked: list[Node]
+    ) -> bool:
+        """Whether an open goal's date (``current``, still ahead) holds against the day ranked
+        first: the goal's evidence names the current day, and names the other one as often
+        or less and never after a deadline cue (a work session, a meeting: a step's day, "Fri
+        8 May, 10:00-13:00" beside "full paper Thu 14 May"). A day something is due by, one
+        no text names (a planner's deadline) or one more events name still replaces it."""
+        day = _day(ranked[0])
+        if day == current:
+            return False
+        named, cued = _named_days(graph, events, now)
+        held = len(named.get(current, ()))
+        other = len(named.get(day, ()))
+        return held > 0 and 0 < other <= held and day not in cued
 
     def _reinforce(
         self, memory: TenantMemory, scope: FoldScope, intent_id: str, cluster: Cluster

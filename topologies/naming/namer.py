@@ -51,6 +51,7 @@ from topologies.naming.phrases import (
     MAX_PARSE_CHARS,
     RESCHEDULE_VERBS,
     Analysis,
+    Phrase,
     PhraseParser,
     is_own,
     name_words,
@@ -61,8 +62,11 @@ from topologies.naming.titles import (
     Goal,
     Ranked,
     as_action,
+    by_its_heading,
     by_its_name,
     dated_heads,
+    dated_things,
+    day_words,
     derived_action,
     describe,
     in_kept_verb,
@@ -71,6 +75,7 @@ from topologies.naming.titles import (
     rank_actions,
     rank_doings,
     rank_goals,
+    spoken_of,
     title_problem,
     two_sentences,
     with_article,
@@ -329,7 +334,7 @@ class Namer:
         analyses = self.parser.analyse_nodes(events)
         names = self.names_of(events)
         texts = [f"{n.title}\n{n.text}" for n in events]
-        due = dated_heads(events, analyses, deadline)
+        due = dated_things(events, analyses, deadline, self.parser.parse)
         title = self._best_title(analyses, vectors, labels, own, anchored, names, texts, due)
         if not title:
             return labels[0] if labels else "Follow up"
@@ -347,19 +352,29 @@ class Namer:
         anchored: Sequence[bool],
         names: frozenset[str],
         texts: Sequence[str] = (),
-        dated: frozenset[str] = frozenset(),
+        dated: Sequence[Phrase] = (),
     ) -> str:
         """The goal's title, always an action: what it is about, in the evidence's own verb,
         and the named thing the evidence keeps returning to (:meth:`_with_target`);
-        ``dated``: heads of what the deadline's day is written against (``dated_heads``)."""
+        ``dated``: what the deadline's day is written against (``dated_things``)."""
+        heads = frozenset(p.head for p in dated)
         ranking = (
             partial(rank_actions, analyses, vectors, labels=labels, own=own, anchored=anchored),
-            partial(rank_goals, analyses, vectors, labels=labels, anchored=anchored, dated=dated),
+            partial(
+                rank_goals,
+                analyses,
+                vectors,
+                labels=labels,
+                anchored=anchored,
+                dated=heads,
+                due=dated,
+            ),
             partial(rank_doings, analyses, vectors),
         )
         self._prefetch(ranking)
         goals = ranking[1](self.embed)
-        title = self._goal_title(analyses, ranking, goals, names, texts)
+        said = frozenset(day_words(analyses, anchored))
+        title = self._goal_title(analyses, ranking, goals, names, texts, said)
         return self._with_target(title, goals, names, texts) if title else ""
 
     def _goal_title(
@@ -369,12 +384,19 @@ class Namer:
         goals: list[Goal],
         names: frozenset[str],
         texts: Sequence[str] = (),
+        said: frozenset[str] = frozenset(),
     ) -> str:
         """In this order: a named target that stands out ("Kessler Logistik demo"); the best
-        action when a sentence states a goal ("Get the crown cemented"); else the thing the
-        deadline's day is written against, which the other actions are steps to ("Prepare
-        for the multi-depot demo" rather than "Run the scenario with simulated trucks"), unless
-        the best action is done to it; else the evidence's
+        action when a sentence states a goal ("Get the crown cemented"), unless no event that
+        names the deadline's day speaks of its object (``said``: their phrases' words) while
+        one names a thing that day is written against: the goal stated is then a step of
+        what is due ("we have to cite AccentTTA" beside "full paper Thu 14 May"); else the
+        thing the deadline's day is written against, which the other actions are steps to
+        ("Prepare for the multi-depot demo" rather than "Run the scenario with simulated
+        trucks"), by the name an event or its heading gives it ("SoCML 2026: ... full paper
+        Thu 14 May"), unless the best action is done to it, and in the words of an action a
+        sentence states or asks that is done to it ("Send the review deck"); else the
+        evidence's
         doing when it is more central than the best action ("Follow up on the rent
         reduction"); a common noun phrase of what the evidence is about when it is clearly
         more central than the best action, which is then an aside ("Visa application" beside
@@ -394,12 +416,17 @@ class Namer:
         named = self._first_sound(targets, names)
         if named and (not actions or _beats(named, actions[0])):
             return self._acted(analyses, named)
-        if actions and actions[0].goal:
-            return best
         # the dated thing by its most particular name: "Kessler demo" before "the demo"
         due = self._first_sound(sorted((g for g in goals if g.dated), key=_common), names)
+        if actions and actions[0].goal and not self._serves(actions[0], due, said, analyses, texts):
+            return best
         if due is not None and (not actions or actions[0].head not in due.key.split()):
+            asked = next((a for a in actions if a.goal and a.head in due.key.split()), None)
+            if asked is not None:  # the person's own to-do for what is due: "Send the deck"
+                return in_kept_verb(analyses, asked, texts)
             named_due = None if due.named else by_its_name(due.text, texts, names)
+            if named_due is None and not due.named:
+                named_due = by_its_heading(due.text, texts, names)
             if named_due is not None:  # "the Kessler multi-depot demo"
                 due = replace(due, text=named_due, named=True)
             return self._acted(analyses, due)  # what the steps are for: "the demo"
@@ -414,6 +441,23 @@ class Namer:
         if steps and (goal is None or (goal.named and goal not in targets)):
             return steps[0].text  # rather than a tool or a place named in passing
         return self._acted(analyses, goal) if goal else ""
+
+    @staticmethod
+    def _serves(
+        action: Ranked,
+        due: Goal | None,
+        said: frozenset[str],
+        analyses: Sequence[Analysis],
+        texts: Sequence[str],
+    ) -> bool:
+        """Whether a goal a sentence states is a step of the thing that is due: no event that
+        names the deadline's day speaks of its object (``said``), and the evidence speaks of
+        what is due at least as often ("cite AccentTTA" beside the full paper; not "renew the
+        passport" beside a flight two events name)."""
+        if due is None or action.head in said or not texts:
+            return False
+        head = due.key.split()[-1] if due.key else due.text.split()[-1].lower()
+        return spoken_of(head, analyses, texts) >= spoken_of(action.head, analyses, texts)
 
     @staticmethod
     def _acted(analyses: Sequence[Analysis], goal: Goal) -> str:
@@ -604,7 +648,7 @@ class Namer:
         nodes.sort(key=lambda n: (n.ts or n.created_at, n.id))
         nodes = nodes[-MAX_COVERAGE_EVENTS:]
         analyses = self.parser.analyse_nodes(nodes)
-        dated = dated_heads(nodes, analyses, deadline)
+        dated = dated_heads(nodes, analyses, deadline, self.parser.parse)
         if new_head in dated and old_head not in dated:
             return True
         if old_head in dated:

@@ -9,10 +9,11 @@ With no action in the evidence, the title is its most central noun phrase said w
 the evidence does to it ("Prepare the Kessler Logistik demo"); when no event acts on it, with a
 verb of what a person does about such a thing: prepare for a dated occasion the deadline's own
 events name ("Prepare for the Spreeufer 10k"), follow up on anything else. A title is always
-an action, never a bare noun phrase. Unless a sentence states an action as the person's goal,
-the thing the deadline's day is written against ("Moving the demo to Tuesday 28 April") is the
-goal the other actions are steps to, by the particular name an event gives it ("Prepare for the
-Kessler multi-depot demo").
+an action, never a bare noun phrase. Unless a sentence states an action as the person's goal
+and an event that names the deadline's day speaks of its object, the thing the deadline's day
+is written against ("Moving the demo to Tuesday 28 April") is the goal the other actions are
+steps to, by the particular name an event or its heading gives it ("Prepare for the Kessler
+multi-depot demo", "Prepare for the SoCML 2026 full paper").
 
 The description says in sentences which events made the intent emerge, by title and date.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -56,6 +57,7 @@ GOAL_CANDIDATES = 4  # noun phrases embedded per title (the most used first)
 NAMED_BONUS = 0.1  # the phrase names a particular thing ("Kessler Logistik demo")
 GOAL_HANDICAP = 0.1  # an action stated in the evidence is preferred to a noun phrase
 ANCHOR_BONUS = 0.15  # used by an event that names the deadline's day
+MAX_HEADING_WORDS = 3  # a heading that names whose a dated thing is: "SoCML 2026: ..."
 MAX_DATE_GAP = 2  # words (stopwords only) between a dated thing and its date: "demo to Tue"
 TITLE_BONUS = 0.05  # a noun phrase in an event's title ("Leonie's 40th - surprise party")
 CARRY_PENALTY = 0.2  # "bring the passport": a step towards the goal, not the goal
@@ -141,34 +143,81 @@ _CLAUSE_END = re.compile(r"[.!?;:|(\n]")
 
 
 def dated_heads(
-    nodes: Sequence[Node], analyses: Sequence[Analysis], deadline: datetime | None
+    nodes: Sequence[Node],
+    analyses: Sequence[Analysis],
+    deadline: datetime | None,
+    parse: Callable[[str], Any] | None = None,
 ) -> frozenset[str]:
-    """Head nouns of the things the deadline's day is written against: in a title or a
-    sentence that names the day, the noun phrase right before the date, with at most a
-    preposition between ("Moving the multi-depot demo to Tuesday 28 April", "full paper
-    Thu 14 May"): what is due or what happens that day, the goal the other events' steps
-    serve. Not a phrase of another clause ("Budget request: ..."), nor one a verb stands
-    between ("a staging copy, so I'd like to propose Tuesday"), nor one only a single event
-    speaks of ("Good luck on Tuesday"): the evidence keeps coming back to what is due."""
+    """Head nouns of the things the deadline's day is written against (``dated_things``)."""
+    return frozenset(p.head for p in dated_things(nodes, analyses, deadline, parse))
+
+
+def dated_things(
+    nodes: Sequence[Node],
+    analyses: Sequence[Analysis],
+    deadline: datetime | None,
+    parse: Callable[[str], Any] | None = None,
+) -> list[Phrase]:
+    """The things the deadline's day is written against: in a title or a sentence that
+    names the day, the noun phrase right before the date, with at most a preposition
+    between ("Moving the multi-depot demo to Tuesday 28 April", "full paper Thu 14 May"):
+    what is due or what happens that day, the goal the other events' steps serve. Not a
+    phrase of another clause ("Budget request: ..."), nor one a verb stands between ("a
+    staging copy, so I'd like to propose Tuesday"), nor one only a single event speaks of
+    ("Good luck on Tuesday"): the evidence keeps coming back to what is due. A parser may
+    read the date as the head of the phrase before it ("full paper Thu 14 May" as one
+    noun chunk of "May"), so the event's phrases lack it: with ``parse``, the words right
+    before the date (after the clause's last comma) are parsed by themselves."""
     if deadline is None:
-        return frozenset()
-    heads: set[str] = set()
+        return []
+    found: dict[str, Phrase] = {}
     for node, analysis in zip(nodes, analyses, strict=True):
         if node.ts is None:
             continue
         day = deadline.astimezone(node.ts.tzinfo).date() if node.ts.tzinfo else deadline.date()
         phrases = [*analysis.phrases, *analysis.named]
-        for text in (node.title, node.text or ""):
+        for text, in_title in ((node.title, True), (node.text or "", False)):
             for mention in find_dates(text, node.ts):
                 if mention.when.date() != day:
                     continue
                 before = text[: max(0, text.find(mention.phrase))]
                 clause = before[max((m.end() for m in _CLAUSE_END.finditer(before)), default=0) :]
-                found = _last_phrase(clause, phrases)
-                if found is not None:
-                    heads.add(found.head)
-    recurring = Counter(h for a in analyses for h in a.heads | {p.head for p in a.named})
-    return frozenset(h for h in heads if recurring[h] >= 2)
+                phrase = _last_phrase(clause, phrases)
+                if phrase is None and parse is not None:
+                    phrase = _parsed_phrase(clause.rsplit(",", 1)[-1], parse, in_title)
+                if phrase is not None:
+                    found.setdefault(phrase.key, phrase)
+    texts = [f"{n.title}\n{n.text}" for n in nodes]
+    return [p for p in found.values() if spoken_of(p.head, analyses, texts) >= 2]
+
+
+def spoken_of(head: str, analyses: Sequence[Analysis], texts: Sequence[str]) -> int:
+    """Events that speak of the thing named by ``head``: a phrase of theirs has its head, or
+    their words do (the parser may read "paper ID 2291" as an ID, not a paper)."""
+    word = re.compile(r"(?<![\w-])" + re.escape(head) + r"s?(?![\w-])", re.IGNORECASE)
+    return sum(
+        head in a.heads or head in {p.head for p in a.named} or word.search(t) is not None
+        for a, t in zip(analyses, texts, strict=True)
+    )
+
+
+_THING_POS = frozenset({"ADJ", "NOUN", "PROPN"})
+
+
+def _parsed_phrase(words: str, parse: Callable[[str], Any], in_title: bool) -> Phrase | None:
+    """The noun phrase that ends the words, parsed by themselves ("full paper"): a common
+    noun with the modifiers right before it; None when they do not end in one."""
+    tokens = [t for t in parse(words.strip()) if not t.is_space]
+    if not tokens or tokens[-1].pos_ != "NOUN" or tokens[-1].lower_ in STOPWORDS:
+        return None
+    run = [tokens[-1]]
+    for token in reversed(tokens[:-1]):
+        if token.pos_ not in _THING_POS or token.lower_ in STOPWORDS or token.like_num:
+            break
+        run.insert(0, token)
+    head = str(tokens[-1].lemma_ or tokens[-1].text).lower()
+    key = " ".join(str(t.lemma_ or t.text).lower() for t in run)
+    return Phrase(key=key, text=" ".join(t.text for t in run), head=head, in_title=in_title)
 
 
 def _last_phrase(clause: str, phrases: Sequence[Phrase]) -> Phrase | None:
@@ -208,6 +257,30 @@ def by_its_name(thing: str, texts: Sequence[str], names: frozenset[str]) -> str 
                 words = words[1:]  # "the Kessler": from the first word that names
             if words and all(written_as_name(w, texts, names) for w in words):
                 return " ".join([*words, found.group(0)[len(found.group(1)) :]])
+    return None
+
+
+def by_its_heading(thing: str, texts: Sequence[str], names: frozenset[str]) -> str | None:
+    """The thing as the heading of its line or sentence says whose it is ("SoCML 2026:
+    abstract Thu 7 May, full paper Thu 14 May" makes "SoCML 2026 full paper"): the nearest
+    heading before it, of at most ``MAX_HEADING_WORDS`` words before a colon, written as a name
+    (``written_as_name``; a number may follow a name: a year, an edition), no person's
+    name. None when no text heads it so."""
+    pattern = re.compile(
+        r"(?:^|[.!?\n:]\s*)([^.!?\n:]{1,60}):[^.!?\n:]*?(?<![\w-])("
+        + re.escape(thing)
+        + r")(?![\w-])",
+        re.IGNORECASE,
+    )
+    for text in texts:
+        for found in pattern.finditer(text):
+            words = found.group(1).split()
+            if not words or len(words) > MAX_HEADING_WORDS:
+                continue
+            if not written_as_name(words[0], texts, names):
+                continue
+            if all(w.isdigit() or written_as_name(w, texts, names) for w in words[1:]):
+                return f"{' '.join(words)} {found.group(2)}"  # the thing as written
     return None
 
 
@@ -379,7 +452,7 @@ def rank_actions(
     best: dict[tuple[str, str], Action] = {}
     seen: Counter[tuple[str, str]] = Counter()
     mine: set[tuple[str, str]] = set()
-    anchor_words = _anchor_words(analyses, anchored)
+    anchor_words = day_words(analyses, anchored)
     for index, analysis in enumerate(analyses):
         mine_here = own[index] if index < len(own) else None
         for action in analysis.actions:
@@ -468,7 +541,7 @@ class Goal:
     dated: bool = False  # the deadline's day is written against it: what is due that day
 
 
-def _anchor_words(analyses: Sequence[Analysis], anchored: Sequence[bool]) -> set[str]:
+def day_words(analyses: Sequence[Analysis], anchored: Sequence[bool]) -> set[str]:
     """Head words of the phrases of the events that name the deadline's day."""
     return {
         word
@@ -486,12 +559,15 @@ def rank_goals(
     labels: Sequence[str] = (),
     anchored: Sequence[bool] = (),
     dated: frozenset[str] = frozenset(),
+    due: Sequence[Phrase] = (),
 ) -> list[Goal]:
     """Noun phrases of what the evidence is about, best first: the goal when no
     action is stated ("Passport renewal", "Kessler Logistik demo"). A phrase naming a
     particular thing (a project, a place, an event) is preferred: a goal has a target. A
     phrase of a thing the deadline's day is written against (``dated`` heads, see
-    ``dated_heads``) is always among the candidates, and marked ``dated``."""
+    ``dated_heads``) is always among the candidates, and marked ``dated``; ``due`` are
+    such phrases read apart from the events' own (``dated_things``: "full paper" of "full
+    paper Thu 14 May"), candidates as an event that names the day uses them."""
     n = max(1, len(analyses))
     df: Counter[str] = Counter()
     forms: dict[str, Counter[str]] = {}
@@ -507,6 +583,13 @@ def rank_goals(
         for phrase in phrases:
             forms.setdefault(phrase.key, Counter())[phrase.text] += 1
             lower_words.update(w for w in phrase.text.split() if w.islower())
+    for phrase in due:
+        if phrase.key not in df:  # a date read as its head: the events' phrases lack it
+            df[phrase.key] = 1
+            titled[phrase.key] += int(phrase.in_title)
+            in_anchor.add(phrase.key)
+            forms[phrase.key] = Counter({phrase.text: 1})
+            lower_words.update(w for w in phrase.text.split() if w.islower())
     named_keys = {
         p.key
         for analysis in analyses
@@ -514,6 +597,8 @@ def rank_goals(
         if " " in p.key or not p.text[1:].islower()  # "Mika", "Lisbon": a person or a place
     }
     heads = {p.key: p.head for a in analyses for p in (*a.phrases, *a.named)}
+    for phrase in due:
+        heads.setdefault(phrase.key, phrase.head)
     candidates = sorted(
         (k for k in df if " " in k or k in named_keys),  # a lone common noun is no goal
         key=lambda k: (
