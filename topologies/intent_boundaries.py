@@ -21,7 +21,14 @@ sends is a goal the person has, once:
   talk about the party after the party is no new goal; nor is a would-be intent whose seed
   concept, or most of whose evidence events' concepts, trigger a goal resolved within the
   stale horizon (``reached_lately``), whatever its title: the same themes, one goal, and
-  its aftermath.
+  its aftermath. Whatever the titles, two more things make one goal of them: evidence from
+  one conversation (an email thread, a ticket: a seat upgrade offered in the booking's
+  thread belongs to the trip), and one dated occasion: both are due the same day and the
+  events naming that day on both sides share a word of their headings and a named thing
+  (``dated_thing``: "Budget request: team offsite, Lisbon 29 Sep" beside "Offsite to-do"
+  and the Lisbon venue: the budget and the venue are steps of the offsite). Goals due the
+  same day on different things (the passport and the dental crown before one flight) share
+  no heading and stay two.
 - **Stale intents expire.** A pending intent whose goal got no new evidence (an event with a
   goal cue) for ``stale_after_days``, or whose deadline passed ``deadline_grace_days`` ago with
   no evidence since, moves to ``expired``, emitted as a status change like any other. The
@@ -33,14 +40,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 
 from schemas.graph import EdgeKind, Node, NodeKind
 from schemas.intents import OPEN_STATUSES, IntentStatus
 from topologies.config import IntentConfig
 from topologies.entities import node_entities
-from topologies.goals import GoalEvidence, cached_signals
+from topologies.goals import MAX_TEXT, GoalEvidence, cached_signals, content_words
 from topologies.memory import TenantMemory
+from topologies.text import find_dates
 from topologies.topics import MEMBER_EDGES
 
 DUE_KEY = "intents_due"  # pending intent id -> ISO time it expires unless new evidence comes
@@ -50,6 +59,7 @@ MAX_TRIGGERS = 16  # newest TRIGGERS out-edges read per concept for the intent i
 MAX_EXPIRE = 16  # intents expired per fold at most (the rest on the next folds)
 MAX_SAME_GOAL_EVENTS = 64  # evidence events of a pending intent read for shared entities
 NAMED_ENTITY_KINDS = ("name:", "ticket:", "channel:", "thread:")  # what a goal can be about
+CONVERSATION_KINDS = ("thread:", "ticket:")  # one conversation, one work item: one goal
 MIN_SOURCES = 2  # sources a one-concept goal's evidence must come from
 MIN_SINGLE_EVENTS = 3  # events a one-concept goal's evidence must hold
 TRACKED = frozenset({*OPEN_STATUSES, IntentStatus.EXPIRED})
@@ -95,18 +105,23 @@ def same_goal(
     words_of: Callable[[Node], frozenset[str]],
     concepts: Iterable[str] = (),
     resolved_since: datetime | None = None,
+    day: date | None = None,
 ) -> str | None:
     """The pending intent this would-be intent duplicates (see the module doc), or the intent
     resolved after ``resolved_since`` that one of ``concepts`` triggers and that it repeats
     (what is said about a goal after it was reached is no new goal): its title's nouns
     (``words_of``) share one of ``words`` and its evidence shares an event or a named entity
-    with ``event_ids``; None when there is none. Reads the pending intents and the intents
-    the concepts trigger only."""
-    if not words:
-        return None
+    with ``event_ids``; or its evidence shares a conversation (a thread, a ticket) with
+    ``event_ids``; or it is due on ``day`` (the would-be intent's deadline day) and the
+    events naming that day on both sides share a heading word and a named thing
+    (``dated_thing``).
+    None when there is none. Reads the pending intents and the intents the concepts trigger
+    only."""
     graph = memory.graph
     events = {e for e in event_ids if e in graph}
     entities: set[str] | None = None  # read only when a title shares a noun
+    talks: set[str] | None = None  # the would-be intent's threads and tickets, read once
+    occasion: DatedThing | None = None  # its dated thing, read once
     candidates = dict.fromkeys(sorted(memory.meta.get(DUE_KEY) or {}))
     if resolved_since is not None:
         for concept in concepts:
@@ -124,16 +139,65 @@ def same_goal(
         )
         if node.status != IntentStatus.PENDING and not reached:
             continue
-        if not words & words_of(node):
-            continue
         theirs = intent_evidence(memory, intent_id)
-        if events & theirs:
+        if words & words_of(node):
+            if events & theirs:
+                return node.id
+            if entities is None:
+                entities = _named_entities(memory, events)
+            if entities & _named_entities(memory, theirs):
+                return node.id
+        if talks is None:
+            talks = _named_entities(memory, events, CONVERSATION_KINDS)
+        if talks & _named_entities(memory, theirs, CONVERSATION_KINDS):
             return node.id
-        if entities is None:
-            entities = _named_entities(memory, events)
-        if entities & _named_entities(memory, theirs):
+        if day is None or node.deadline is None or node.deadline.date() != day:
+            continue
+        if occasion is None:
+            occasion = dated_thing(memory, events, day)
+        if occasion.shared_with(dated_thing(memory, theirs, day)):
             return node.id
     return None
+
+
+def dated_thing(memory: TenantMemory, event_ids: Iterable[str], day: date) -> DatedThing:
+    """What the events naming ``day`` are about: the words of their headings (subject lines,
+    note and calendar titles: "Budget request: Data Platform offsite, Lisbon 29 Sep",
+    "Offsite to-do") and the things their text names (places, products, tickets). A person's
+    name says who wrote or spoke (a chat's heading is the correspondent's name), not what
+    about, and is left out of both."""
+    graph = memory.graph
+    nodes = sorted((graph.node(e) for e in event_ids if e in graph), key=lambda n: n.id)
+    words: set[str] = set()
+    names: set[str] = set()
+    for node in nodes[:MAX_SAME_GOAL_EVENTS]:
+        if node.ts is None or not node.title:
+            continue
+        text = f"{node.title}\n{node.text}"[:MAX_TEXT]
+        if not any(m.when.date() == day for m in find_dates(text, node.ts)):
+            continue
+        people = {w for p in node.participants for w in content_words(p)}
+        words |= content_words(node.title) - people
+        entities = node_entities(node)
+        people |= {w for e in entities if e.startswith("person:") for w in _words_of(e)}
+        names |= {e for e in entities if e.startswith(NAMED_ENTITY_KINDS) and _words_of(e) - people}
+    return DatedThing(frozenset(words), frozenset(names))
+
+
+def _words_of(entity: str) -> frozenset[str]:
+    return content_words(entity.partition(":")[2])
+
+
+@dataclass(frozen=True)
+class DatedThing:
+    """The headings' words and the named things of a goal's events that name one day."""
+
+    words: frozenset[str]
+    names: frozenset[str]
+
+    def shared_with(self, other: DatedThing) -> bool:
+        """Both speak of one occasion: a heading word and a named thing in common."""
+        return bool(self.words & other.words) and bool(self.names & other.names)
 
 
 def reached_lately(
@@ -177,14 +241,16 @@ def intent_evidence(memory: TenantMemory, intent_id: str) -> set[str]:
     return found
 
 
-def _named_entities(memory: TenantMemory, event_ids: Iterable[str]) -> set[str]:
+def _named_entities(
+    memory: TenantMemory, event_ids: Iterable[str], kinds: tuple[str, ...] = NAMED_ENTITY_KINDS
+) -> set[str]:
     graph = memory.graph
     nodes = sorted((graph.node(e) for e in event_ids), key=lambda n: n.id)
     return {
         entity
         for node in nodes[:MAX_SAME_GOAL_EVENTS]
         for entity in node_entities(node)
-        if entity.startswith(NAMED_ENTITY_KINDS)
+        if entity.startswith(kinds)
     }
 
 

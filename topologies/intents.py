@@ -376,6 +376,7 @@ class IntentEmergence:
             self._goal_words,
             cluster.supporting,
             scope.now - timedelta(days=cfg.stale_after_days),
+            None if deadline is None else deadline.date(),
         )
         if twin is not None and memory.graph.node(twin).status == IntentStatus.PENDING:
             self._reinforce(memory, scope, twin, cluster)  # reached through other concepts

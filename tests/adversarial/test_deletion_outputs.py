@@ -89,7 +89,7 @@ def seed_deadletter(data_dir: Path) -> None:
 def test_forget_tenant_empties_the_logs_and_retracts_every_intent(sample_dir: Path) -> None:
     seed_deadletter(sample_dir)
     existing = intent_ids(sample_dir)
-    assert len(existing) >= 5  # one per goal theme of the sample, at least
+    assert len(existing) >= 4  # one per goal theme the hashing embedder tells apart, at least
     printed = cli("forget-tenant", "--tenant", "alice", "--yes").output
     records = lines(sample_dir / "intents.jsonl")
     assert all(r["type"] == "intent.retracted" for r in records if r["tenant"] == "alice")

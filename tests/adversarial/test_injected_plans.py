@@ -93,7 +93,9 @@ async def test_an_obeyed_injection_changes_nothing_the_heuristic_would_not(
 ) -> None:
     attacked = await folded_sample(sample_events, embedder)
     baseline = await folded_sample(sample_events, embedder)
-    assert sum(1 for _ in attacked.graph.nodes(NodeKind.INTENT)) >= 5  # intents to attack
+    # intents to attack: the hashing embedder gives one per goal theme it tells apart (the
+    # launch once, the passport, the water damage, the race)
+    assert sum(1 for _ in attacked.graph.nodes(NodeKind.INTENT)) >= 4
     if attack == "foreign":
         attack = "foreign " + " ".join(far_facts(attacked))
     event = injected(sample_events, attack)

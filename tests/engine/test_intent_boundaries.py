@@ -265,6 +265,108 @@ async def test_the_same_goal_reached_through_other_concepts_reinforces_the_pendi
     assert memory.graph.edge(booth, intent, EdgeKind.TRIGGERS) is not None
 
 
+def unlinked_engine(**steps: Step) -> FoldEngine:
+    """An engine whose concepts get no completion links (as when an embedder sees no likeness
+    between two sets of concepts of one goal), with these script steps added."""
+    engine = engine_with()
+    engine.config.consolidation.completion_similarity = 1.01
+    engine.planner.script.update(steps)  # type: ignore[attr-defined]
+    return engine
+
+
+def mail(event_id: str, title: str, days: float, body: str = "", **attrs: str) -> RawEvent:
+    return RawEvent(
+        id=event_id,
+        tenant="alice",
+        source="email",
+        ts=T0 + timedelta(days=days),
+        title=title,
+        body=body,
+        attrs=dict(attrs),
+    )
+
+
+async def test_a_would_be_intent_from_the_same_thread_reinforces_the_pending_intent() -> None:
+    engine = unlinked_engine(
+        seat=Step(["Seat upgrade"], category="admin"),
+        **{
+            "seat-2": Step(["Seat upgrade", "Lounge access"], category="admin"),
+            "seat-3": Step(["Lounge access"], category="admin"),
+        },
+    )
+    memory = engine.new_memory("alice")
+    booking = mail("flights", GOAL["flights"], 0, thread_id="thr-booking")
+    await fold(engine, memory, booking, *trip(GOAL)[1:])
+    (intent,) = intents(memory)
+    more = [
+        mail(
+            "seat",
+            "Re: your booking",
+            5,
+            "An upgrade to business class is offered; I must confirm it by 10 Dec",
+            thread_id="thr-booking",
+        ),
+        event("seat-2", "I need to decide on the upgrade and the lounge before 10 Dec", 6),
+        event("seat-3", "Lounge access bought for 10 Dec, I will pay on arrival", 7, "calendar"),
+    ]
+    results = await fold(engine, memory, *more)
+    # the titles share no noun ("Decide on the upgrade" beside the passport), the evidence
+    # one conversation with the airline: one goal, no second intent
+    assert [m for r in results for m in r.messages] == []
+    assert intents(memory) == [intent]
+
+
+OFFSITE_DAY = datetime(2026, 11, 20, tzinfo=UTC)
+OFFSITE = {
+    "venue": Step(["Venue"], category="work", deadline=OFFSITE_DAY),
+    "quinta": Step(["Venue", "Catering"], category="work"),
+    "loft": Step(["Catering"], category="work"),
+    "budget": Step(["Budget request"], category="work", deadline=OFFSITE_DAY),
+    "budget-2": Step(["Budget request", "Expense policy"], category="work"),
+    "budget-3": Step(["Expense policy"], category="work"),
+}
+
+
+def offsite_venue() -> list[RawEvent]:
+    return [
+        event("venue", "Offsite to-do: the Lisbon offsite is on 20 Nov, I must book a venue", 0),
+        mail("quinta", "Quinta in Sintra", 1, "They hold 20 Nov for us; I need to confirm it"),
+        event("loft", "Catering for the loft confirmed for 20 Nov, I will pay the deposit", 2),
+    ]
+
+
+async def test_goals_due_the_same_day_on_one_dated_occasion_are_one_goal() -> None:
+    engine = unlinked_engine(**OFFSITE)
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *offsite_venue())
+    (intent,) = intents(memory)
+    budget = [
+        mail("budget", "Budget request: team offsite, Lisbon 20 Nov", 3, "Please approve it."),
+        event("budget-2", "I need the budget approved before 20 Nov, I must send the form", 4),
+        event("budget-3", "Expense policy: I will keep the receipts until 20 Nov", 5, "calendar"),
+    ]
+    results = await fold(engine, memory, *budget)
+    # the budget and the venue are due the day of the offsite that both speak of (a heading
+    # word and a place in common): one goal, no second intent
+    assert [m for r in results for m in r.messages] == []
+    assert intents(memory) == [intent]
+
+
+async def test_goals_due_the_same_day_on_different_things_stay_two() -> None:
+    engine = unlinked_engine(**OFFSITE)
+    memory = engine.new_memory("alice")
+    await fold(engine, memory, *offsite_venue())
+    dentist = [
+        mail("budget", "Dentist: crown fitting", 3, "Your crown can be fitted on 20 Nov."),
+        event("budget-2", "I need the crown fitted before 20 Nov, I must call the practice", 4),
+        event("budget-3", "Insurance form for the crown: I will send it by 20 Nov", 5, "calendar"),
+    ]
+    results = await fold(engine, memory, *dentist)
+    # the same day, but the crown is no part of the offsite: a second goal is emitted
+    assert [m.type for r in results for m in r.messages] == ["intent.created"]
+    assert len(intents(memory)) == 2
+
+
 # --------------------------------------------------------------------------- expiry
 async def test_an_intent_expires_after_the_stale_horizon_and_the_expiry_is_emitted() -> None:
     engine = engine_with()
