@@ -45,7 +45,9 @@ the person's own event before the deadline says their step was done and names th
 rest happens ("Done! Ready for pick-up from 24 Nov"), it is action_scheduled (emitted as
 status changes; no threshold feedback, the person judged nothing). A deadline that has passed
 stays what the goal was due by (the review's, not the launch's after it) unless an event says
-the date was moved (``Signals.moved``); one passed earlier today stays until the day is over,
+the date was moved (``Signals.moved``) or an event that speaks of the goal's object names a
+later day it is due by (``_about_the_goal``: the offsite's OKR draft, due 31 Oct, does not
+move "Decide on the venue"); one passed earlier today stays until the day is over,
 so the evening's evidence still finds it. A date not yet passed moves when the latest of the
 goal's own events that says a date was moved (``goals.date_move``: "Moving the multi-depot demo
 to Tuesday 28 April") moves the goal's day, or the thing an event writes against that day, to a
@@ -627,7 +629,8 @@ class IntentEmergence:
         # evidence of the evening (the party took place, the review was a go) still finds it
         today = current is not None and current < scope.now and _same_day(current, scope.now)
         if current is not None and current < scope.now and not (cues.moved and not today):
-            deadlines = self._due_by(memory, cluster, direct, scope.now, deadlines)
+            dating = self._about_the_goal(memory, cluster, direct, intent)
+            deadlines = self._due_by(memory, dating, scope.now, deadlines)
         new_deadline = _anchor(deadlines[0]) if deadlines else None
         if new_deadline is not None and new_deadline != current and not today:
             ops.append(AddEdge(src=deadlines[0].id, dst=intent_id, kind=EdgeKind.DEADLINE_FOR))
@@ -700,19 +703,31 @@ class IntentEmergence:
         attrs[DROPPED_ATTR] = [*dropped, self.namer.title_object(intent.title)][-MAX_DROPPED:]
         return title
 
+    def _about_the_goal(
+        self, memory: TenantMemory, cluster: Cluster, direct: set[str], intent: Node
+    ) -> set[str]:
+        """The goal's events that speak of what its title is about, among its own events (its
+        seed theme's and the intent's) and its evidence; the own events when the title names
+        no object. Evidence that joined the goal for a neighbouring theme (the OKR draft due
+        31 Oct beside the offsite venue) dates its own things, not the goal."""
+        own = {*cluster.events.get(cluster.seed, ()), *direct}
+        if not self.namer.title_object(intent.title):
+            return own
+        evidence = own | intent_evidence(memory, intent.id)
+        return self.namer.speaking_of(memory, sorted(evidence), intent.title)
+
     @staticmethod
     def _due_by(
         memory: TenantMemory,
-        cluster: Cluster,
-        direct: set[str],
+        own: set[str],
         now: datetime,
         deadlines: list[Node],
     ) -> list[Node]:
         """After the goal's deadline has passed, the dates it can move on to: those the goal's
-        own events name after a deadline cue ("renew it before 18 Dec": what the goal is due
-        by), not a later date of the same theme that nothing is due by (the launch after the
-        review the goal was for), unless an event says the date was moved."""
-        own = {*cluster.events.get(cluster.seed, ()), *direct}
+        own events (``_about_the_goal``) name after a deadline cue ("renew it before 18 Dec":
+        what the goal is due by), not a later date of the same theme that nothing is due by
+        (the launch after the review the goal was for), unless an event says the date was
+        moved."""
         _, cued = _named_days(memory.graph, own, now)
         return [node for node in deadlines if _day(node) in cued]
 

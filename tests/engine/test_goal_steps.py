@@ -163,3 +163,34 @@ def test_a_stated_goal_the_evidence_speaks_of_more_than_the_dated_thing_stays(
     ]
     events = [event(f"f-{n}", t, T0 + timedelta(n), s) for n, (t, s) in enumerate(texts)]
     assert title_of(namer, events, flight).startswith("Renew the passport")
+
+
+async def test_a_passed_date_moves_only_to_a_day_the_goals_own_thing_is_due_by() -> None:
+    """The venue was due by 10 Nov; after that day the offsite's OKR draft, a neighbouring
+    theme's event that joined the goal, is due by 30 Nov. Nothing about the venue is due
+    then: the goal stays due by 10 Nov (it read "Decide on the venue (by 30 Nov)")."""
+    venue_day = datetime(2026, 11, 10, tzinfo=UTC)
+    draft_day = datetime(2026, 11, 30, tzinfo=UTC)
+    texts = [
+        ("v-0", "Offsite to-do: decide on the venue by Tue 10 Nov", ["Venue"], venue_day),
+        ("v-1", "Venue shortlist: the quinta in Sintra or the loft in Lisbon", ["Venue"], None),
+        ("v-2", "We have to decide on the venue, the loft holds 7 people", ["Venue"], None),
+        ("v-3", "Offsite agenda: day 1 at the venue, day 2 workshops", ["Offsite", "Venue"], None),
+        ("v-4", "Offsite dinner booked for the team", ["Offsite", "Venue"], None),
+        ("v-5", "Offsite OKRs: the draft is due by Mon 30 Nov", ["Offsite"], draft_day),
+    ]
+    script = {
+        i: Step(concepts, category="work", deadline=day, deadline_on=concepts[0] if day else None)
+        for i, _, concepts, day in texts
+    }
+    config = EngineConfig()
+    config.topics.split_min_members = 1000
+    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
+    memory = engine.new_memory("alice")
+    days = [T0 + timedelta(days=n) for n in range(len(texts) - 1)]
+    days.append(venue_day + timedelta(days=2))  # the OKR draft comes after the venue's day
+    for (i, text, _, _), at in zip(texts, days, strict=True):
+        await engine.fold(memory, event(i, text, at))
+    (intent,) = memory.graph.nodes(NodeKind.INTENT)
+    assert intent.deadline == venue_day
+    assert intent.title == "Decide on the venue (by 10 Nov)"

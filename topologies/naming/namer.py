@@ -622,6 +622,20 @@ class Namer:
                 break
         return head
 
+    def speaking_of(self, memory: TenantMemory, event_ids: Iterable[str], title: str) -> set[str]:
+        """The events that speak of the thing the title's action is done to (its object's head
+        in a phrase of theirs, or their words); empty when the title has no object."""
+        head = self.title_object(title)
+        nodes = [n for e in event_ids if (n := memory.graph.get(e)) is not None]
+        if not head or not nodes:
+            return set()
+        analyses = self.parser.analyse_nodes(nodes)
+        return {
+            node.id
+            for node, analysis in zip(nodes, analyses, strict=True)
+            if spoken_of(head, [analysis], [node.embed_text])
+        }
+
     def better_goal(
         self,
         memory: TenantMemory,
