@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from fold_helpers import ScriptedPlanner, Step
 
 from schemas.events import RawEvent
-from schemas.graph import NodeKind
+from schemas.graph import Node, NodeKind
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
@@ -95,6 +95,26 @@ def test_a_stated_goal_that_the_days_event_speaks_of_keeps_its_title(namer: Name
     assert title_of(namer, events, PAPER) == "Get the crown cemented (by 24 Nov)"
 
 
+Scripted = tuple[str, str, list[str], datetime | None]  # id, text, concepts, its day
+
+
+async def the_goal(texts: list[Scripted], days: list[datetime]) -> Node:
+    """The one intent of these events folded on these days (the script's concepts, each
+    event's day as a TIME node on its first concept)."""
+    script = {
+        i: Step(concepts, category="work", deadline=day, deadline_on=concepts[0] if day else None)
+        for i, _, concepts, day in texts
+    }
+    config = EngineConfig()
+    config.topics.split_min_members = 1000
+    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
+    memory = engine.new_memory("alice")
+    for (i, text, _, _), at in zip(texts, days, strict=True):
+        await engine.fold(memory, event(i, text, at))
+    (intent,) = memory.graph.nodes(NodeKind.INTENT)
+    return intent
+
+
 async def test_an_open_goals_date_holds_against_a_work_sessions_day() -> None:
     """The plan writes the full paper against 24 Nov; a writing sprint on Fri 20 Nov, named
     once and due by nothing, is a step's day: the goal stays due by 24 Nov."""
@@ -116,17 +136,7 @@ async def test_an_open_goals_date_holds_against_a_work_sessions_day() -> None:
         ("p-4", "Writing sprint: Fri 20 Nov, 10:00-13:00, cut section 5", ["Writing"], SPRINT),
         ("p-5", "Writing: figures merged, page count down", ["Writing"], None),
     ]
-    script = {
-        i: Step(concepts, category="work", deadline=day, deadline_on=concepts[0] if day else None)
-        for i, _, concepts, day in texts
-    }
-    config = EngineConfig()
-    config.topics.split_min_members = 1000
-    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
-    memory = engine.new_memory("alice")
-    for n, (i, text, _, _) in enumerate(texts):
-        await engine.fold(memory, event(i, text, T0 + timedelta(days=n)))
-    (intent,) = memory.graph.nodes(NodeKind.INTENT)
+    intent = await the_goal(texts, [T0 + timedelta(days=n) for n in range(len(texts))])
     assert intent.deadline == PAPER
     assert intent.title.endswith("(by 24 Nov)")
 
@@ -179,18 +189,8 @@ async def test_a_passed_date_moves_only_to_a_day_the_goals_own_thing_is_due_by()
         ("v-4", "Offsite dinner booked for the team", ["Offsite", "Venue"], None),
         ("v-5", "Offsite OKRs: the draft is due by Mon 30 Nov", ["Offsite"], draft_day),
     ]
-    script = {
-        i: Step(concepts, category="work", deadline=day, deadline_on=concepts[0] if day else None)
-        for i, _, concepts, day in texts
-    }
-    config = EngineConfig()
-    config.topics.split_min_members = 1000
-    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
-    memory = engine.new_memory("alice")
     days = [T0 + timedelta(days=n) for n in range(len(texts) - 1)]
     days.append(venue_day + timedelta(days=2))  # the OKR draft comes after the venue's day
-    for (i, text, _, _), at in zip(texts, days, strict=True):
-        await engine.fold(memory, event(i, text, at))
-    (intent,) = memory.graph.nodes(NodeKind.INTENT)
+    intent = await the_goal(texts, days)
     assert intent.deadline == venue_day
     assert intent.title == "Decide on the venue (by 10 Nov)"
