@@ -710,8 +710,16 @@ class PhraseParser:
         return self.analyse(keys)
 
     def analyse(self, items: Sequence[tuple[str, str, frozenset[str]]]) -> list[Analysis]:
-        """(title, body, names) per item; uncached bodies are parsed in one batch."""
-        missing = list(dict.fromkeys(k for k in items if k not in self._cache))
+        """(title, body, names) per item; uncached bodies are parsed in one batch. The
+        answer is read from what this call found and parsed, not from the bounded cache:
+        parsing more items than it holds evicts some of the items asked for."""
+        found: dict[tuple[str, str, frozenset[str]], Analysis] = {}
+        for key in dict.fromkeys(items):
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                found[key] = cached
+        missing = [k for k in dict.fromkeys(items) if k not in found]
         if missing:
             texts = []
             for title, body, names in missing:
@@ -740,15 +748,11 @@ class PhraseParser:
                     *_activities(title_doc, names, True),
                     *_activities(body_doc, names, False),
                 ]
-                self._remember(
-                    key,
-                    Analysis(tuple(phrases), tuple(actions), tuple(named), tuple(activities)),
+                found[key] = Analysis(
+                    tuple(phrases), tuple(actions), tuple(named), tuple(activities)
                 )
-        out = []
-        for key in items:
-            self._cache.move_to_end(key)
-            out.append(self._cache[key])
-        return out
+                self._remember(key, found[key])
+        return [found[key] for key in items]
 
     def parse(self, text: str) -> Any:
         """A spaCy Doc of a short text (a label or title checked, an event's text read for its
