@@ -112,6 +112,7 @@ from topologies.intent_boundaries import (
 from topologies.memory import TOPIC, TenantMemory
 from topologies.naming import Namer, next_naming, redate, with_deadline
 from topologies.naming.phrases import is_own
+from topologies.naming.titles import held_on
 from topologies.scope import FoldScope
 from topologies.text import DateMention, find_dates
 
@@ -640,7 +641,9 @@ class IntentEmergence:
         if cached_signals(event).any:  # an event that moves the goal: it is not stale
             attrs[LAST_EVIDENCE_ATTR] = scope.now.isoformat()
         title = None if new_deadline is None else with_deadline(intent.title, new_deadline)
-        retitled = self._retitle(memory, intent, new_deadline or intent.deadline, attrs)
+        due_by = new_deadline or intent.deadline
+        held = scope.event_node_id if about and held_on(due_by, event) else None
+        retitled = self._retitle(memory, intent, due_by, attrs, held)
         if retitled is not None:
             title = retitled
         ops.append(
@@ -673,20 +676,26 @@ class IntentEmergence:
         intent: Node,
         deadline: datetime | None,
         attrs: dict[str, object],
+        held: str | None = None,
     ) -> str | None:
         """The title from the intent's evidence as it stands, at growth milestones of the
-        evidence (``next_naming``: its size doubled since the last titling), so a goal first
-        seen in its opening step ("Locate the leak") is named for what the evidence came to
-        say; None between milestones, when the new one states no action, or when it is no
-        better goal (``Namer.better_goal``). Records the milestone in ``attrs``."""
-        evidence = intent_evidence(memory, intent.id)
+        evidence (``next_naming``: its size doubled since the last titling) and when the
+        calendar entry of the deadline's day joins it (``held``: that event's node, the
+        occasion itself, which says what the goal was for: "Team offsite - day 1"; then only
+        for the thing it names), so a goal first seen in its opening step ("Locate the
+        leak") is named for what the evidence came to say; None between these, when the new
+        one states no action, or when it is no better goal (``Namer.better_goal``). Records
+        the milestone, or the retitle, in ``attrs``."""
+        evidence = intent_evidence(memory, intent.id) | ({held} if held else set())
         titled_at = intent.attrs.get(TITLED_AT_ATTR)
         if not isinstance(titled_at, int):
             attrs[TITLED_AT_ATTR] = len(evidence)
             return None
-        if len(evidence) < next_naming(titled_at):
+        milestone = len(evidence) >= next_naming(titled_at)
+        if not milestone and held is None:
             return None
-        attrs[TITLED_AT_ATTR] = len(evidence)
+        if milestone:
+            attrs[TITLED_AT_ATTR] = len(evidence)
         # the grown evidence names the goal by itself: the labels of the concepts it touches
         # by now (a load test beside the flaky test, a partner demo beside the launch) would
         # favour the action on their object, what the goal touched, not what it is
@@ -698,9 +707,16 @@ class IntentEmergence:
         dropped = [str(h) for h in intent.attrs.get(DROPPED_ATTR, []) if isinstance(h, str)]
         if not self.namer.states_action(title) or self.namer.title_object(title) in dropped:
             return None
+        if (
+            not milestone
+            and held
+            and self.namer.title_object(title) != self.namer.held_thing(memory, held)
+        ):
+            return None  # the day's entry renames the goal only for what the day holds
         if not self.namer.better_goal(memory, sorted(evidence), deadline, intent.title, title):
             return None
         attrs[DROPPED_ATTR] = [*dropped, self.namer.title_object(intent.title)][-MAX_DROPPED:]
+        attrs[TITLED_AT_ATTR] = len(evidence)
         return title
 
     def _about_the_goal(

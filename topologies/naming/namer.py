@@ -69,6 +69,7 @@ from topologies.naming.titles import (
     day_words,
     derived_action,
     describe,
+    entry_thing,
     in_kept_verb,
     mentions_day,
     object_verb,
@@ -76,6 +77,7 @@ from topologies.naming.titles import (
     rank_doings,
     rank_goals,
     spoken_of,
+    the_thing_named,
     title_problem,
     two_sentences,
     with_article,
@@ -424,9 +426,7 @@ class Namer:
             asked = next((a for a in actions if a.goal and a.head in due.key.split()), None)
             if asked is not None:  # the person's own to-do for what is due: "Send the deck"
                 return in_kept_verb(analyses, asked, texts)
-            named_due = None if due.named else by_its_name(due.text, texts, names)
-            if named_due is None and not due.named:
-                named_due = by_its_heading(due.text, texts, names)
+            named_due = self._named(due, texts, names)
             if named_due is not None:  # "the Kessler multi-depot demo"
                 due = replace(due, text=named_due, named=True)
             return self._acted(analyses, due)  # what the steps are for: "the demo"
@@ -441,6 +441,16 @@ class Namer:
         if steps and (goal is None or (goal.named and goal not in targets)):
             return steps[0].text  # rather than a tool or a place named in passing
         return self._acted(analyses, goal) if goal else ""
+
+    @staticmethod
+    def _named(due: Goal, texts: Sequence[str], names: frozenset[str]) -> str | None:
+        """The dated thing by the name the texts give it most ("Lisbon offsite" beside the
+        calendar's "Data Platform offsite"), a common one by its heading when no text writes
+        a name before it ("SoCML 2026 full paper"); None when it keeps its text."""
+        if not due.named:
+            return by_its_name(due.text, texts, names) or by_its_heading(due.text, texts, names)
+        thing = the_thing_named(due.text)
+        return None if thing == due.text else by_its_name(thing, texts, names, (due.text,))
 
     @staticmethod
     def _serves(
@@ -672,6 +682,16 @@ class Namer:
             for a in analyses
         ]
         return sum(new_head in c for c in covering) > sum(old_head in c for c in covering)
+
+    def held_thing(self, memory: TenantMemory, event_id: str) -> str:
+        """The head of what a calendar entry says happens ("offsite" of "Data Platform
+        offsite - day 1", ``entry_thing``); "" when it names nothing or is no event."""
+        node = memory.graph.get(event_id)
+        if node is None or node.kind != NodeKind.EVENT:
+            return ""
+        (analysis,) = self.parser.analyse_nodes([node])
+        thing = entry_thing(node, analysis, self.parser.parse)
+        return thing.head if thing is not None else ""
 
     def goal_words(self, title: str) -> frozenset[str]:
         """Lemmas of the nouns of an intent title (without its deadline): what the goal is

@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -167,7 +167,9 @@ def dated_things(
     ("Good luck on Tuesday"): the evidence keeps coming back to what is due. A parser may
     read the date as the head of the phrase before it ("full paper Thu 14 May" as one
     noun chunk of "May"), so the event's phrases lack it: with ``parse``, the words right
-    before the date (after the clause's last comma) are parsed by themselves."""
+    before the date (after the clause's last comma) are parsed by themselves. A calendar
+    entry that starts on the day names what happens then by its title, date or not ("Team
+    offsite - day 1": the offsite)."""
     if deadline is None:
         return []
     found: dict[str, Phrase] = {}
@@ -176,6 +178,9 @@ def dated_things(
             continue
         day = deadline.astimezone(node.ts.tzinfo).date() if node.ts.tzinfo else deadline.date()
         phrases = [*analysis.phrases, *analysis.named]
+        entry = entry_thing(node, analysis, parse) if _entry_on(node, day) else None
+        if entry is not None:  # what the calendar holds that day: "Team offsite - day 1"
+            found.setdefault(entry.key, entry)
         for text, in_title in ((node.title, True), (node.text or "", False)):
             for mention in find_dates(text, node.ts):
                 if mention.when.date() != day:
@@ -189,6 +194,48 @@ def dated_things(
                     found.setdefault(phrase.key, phrase)
     texts = [f"{n.title}\n{n.text}" for n in nodes]
     return [p for p in found.values() if spoken_of(p.head, analyses, texts) >= 2]
+
+
+_ENTRY_PARTS = re.compile(r"\s[–—-]\s|[:|(\n]")
+
+
+def _entry_on(node: Node, day: date) -> bool:
+    """The event is a calendar entry of an occasion that starts on the day (its ``start``,
+    else its time: a calendar entry is stamped with its start); a recurring entry is a
+    routine (the weekly sync), no occasion."""
+    if node.source != "calendar" or node.ts is None or raw_attr(node, "recurrence"):
+        return False
+    start = calendar_start(node) or node.ts
+    return start.date() == day
+
+
+def held_on(deadline: datetime | None, node: Node) -> bool:
+    """The event is the calendar entry of the deadline's day: what the goal was for is
+    happening (the offsite's first day, the meeting itself)."""
+    if deadline is None or node.ts is None:
+        return False
+    day = deadline.astimezone(node.ts.tzinfo).date() if node.ts.tzinfo else deadline.date()
+    return _entry_on(node, day)
+
+
+def entry_thing(
+    node: Node, analysis: Analysis, parse: Callable[[str], Any] | None = None
+) -> Phrase | None:
+    """What a calendar entry's title says happens ("Data Platform offsite" of "Data Platform
+    offsite - day 1", "multi-depot routing demo" of "Kessler Logistik - multi-depot routing
+    demo"): the common noun phrase ending the first part of the title that ends in one (who
+    or where may come first: a name is no common noun phrase), as the event's phrases have
+    it, else parsed alone; nothing in brackets ("(Jonas at home)": a detail)."""
+    for part in _ENTRY_PARTS.split(node.title.split("(", 1)[0]):
+        part = part.strip().rstrip(",")
+        if not part:
+            continue
+        phrase = _last_phrase(part, analysis.phrases)
+        if phrase is None and parse is not None:
+            phrase = _parsed_phrase(part.rsplit(",", 1)[-1], parse, in_title=True)
+        if phrase is not None:
+            return phrase
+    return None
 
 
 def spoken_of(head: str, analyses: Sequence[Analysis], texts: Sequence[str]) -> int:
@@ -242,22 +289,51 @@ def _last_phrase(clause: str, phrases: Sequence[Phrase]) -> Phrase | None:
     return found
 
 
-def by_its_name(thing: str, texts: Sequence[str], names: frozenset[str]) -> str | None:
+def by_its_name(
+    thing: str, texts: Sequence[str], names: frozenset[str], known: Sequence[str] = ()
+) -> str | None:
     """The thing as an evidence text writes it with the name of whose or which it is right
     before it ("Dry run: Kessler multi-depot demo" for "multi-depot demo"): words the
-    evidence writes as names (``written_as_name``), no person's name. None when no text
-    names it so."""
+    evidence writes as names (``written_as_name``), no person's name. Of several such names
+    (and the ``known`` ones: the thing as already named), the one most texts write (the
+    "Lisbon offsite" of the agenda and the travel, not the calendar's "Data Platform
+    offsite"): how the person speaks of it. None when no text names it so."""
     pattern = re.compile(
         r"(?<![\w-])((?:[\w&-]+\s+){1,3})" + re.escape(thing) + r"(?![\w-])", re.IGNORECASE
     )
+    found: dict[str, str] = {}  # the name -> the thing as written with it
+    for known_name in known:
+        words = known_name.split()
+        found.setdefault(" ".join(words[: len(words) - len(thing.split())]), known_name)
     for text in texts:
-        for found in pattern.finditer(text):
-            words = found.group(1).split()
+        for match in pattern.finditer(text):
+            words = match.group(1).split()
             while words and not written_as_name(words[0], texts, names):
                 words = words[1:]  # "the Kessler": from the first word that names
             if words and all(written_as_name(w, texts, names) for w in words):
-                return " ".join([*words, found.group(0)[len(found.group(1)) :]])
-    return None
+                name = " ".join(words)
+                found.setdefault(name, " ".join([name, match.group(0)[len(match.group(1)) :]]))
+    if not found:
+        return None
+    return found[max(found, key=lambda name: _written_by(name, texts))]  # the first of a tie
+
+
+def _written_by(name: str, texts: Sequence[str]) -> int:
+    """Texts that write the name, as written (its capitals: a name)."""
+    pattern = re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])")
+    return sum(pattern.search(text) is not None for text in texts)
+
+
+def the_thing_named(text: str) -> str:
+    """What a named thing is without its name ("offsite" of "Data Platform offsite", "full
+    paper" of "SoCML 2026 full paper"): the words after the last capitalised one and any
+    number after it; the whole text when nothing is left."""
+    words = text.split()
+    start = 0
+    for index, word in enumerate(words):
+        if word[:1].isupper() or (start and start == index and word[:1].isdigit()):
+            start = index + 1
+    return " ".join(words[start:]) or text
 
 
 def by_its_heading(thing: str, texts: Sequence[str], names: frozenset[str]) -> str | None:
