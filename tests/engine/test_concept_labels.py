@@ -188,6 +188,91 @@ def test_a_lone_head_stays_when_its_phrase_is_one_members_detail(
     assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Claim"
 
 
+# ------------------------------------------------------ a numbered thing's kind
+MOULD = [
+    ("Re: Mould, Lindenweg 12, apartment 4.1", "We will send someone to inspect the mould."),
+    ("Re: Mould, Lindenweg 12, apartment 4.1", "The inspector found damp walls."),
+    ("Rent reduction - Lindenweg 12, apartment 4.1", "10% less rent until the mould is gone."),
+    ("Mould again", "Black spots behind the fridge again, the whole wall smells of mould."),
+]
+
+
+def test_the_kind_word_of_a_numbered_thing_names_no_folder(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Every subject line ends in the address's "apartment 4.1": the folder is the mould the
+    members write about, not "Apartment", a word that says which flat only with its number."""
+    namer = Namer(minilm, parser)
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in MOULD])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in MOULD])
+    ranked = [label for _, label in rank_labels(analyses, vectors, namer.embed)]
+    assert ranked[0] == "Mould"
+    assert "Apartment" not in ranked
+
+
+def test_a_word_mostly_written_without_its_number_still_names_a_folder(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """One member numbers the tooth ("tooth 36"), the others speak of the tooth: a word the
+    members mostly write alone is theirs."""
+    texts = [
+        ("Tooth", "The tooth hurts with anything cold."),
+        ("Dentist", "The filling in tooth 36 is cracked."),
+        ("Still the tooth", "The tooth throbs at night, painkillers help a bit."),
+    ]
+    namer = Namer(minilm, parser)
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
+    assert "Tooth" in [label for _, label in rank_labels(analyses, vectors, namer.embed)]
+
+
+# ---------------------------------------------- compounds the parse missed
+HAIL = [
+    (
+        "Re: Hail damage garage roof, Lindenweg 12",
+        "Thank you for the photos, we will send someone.",
+    ),
+    ("Appointment for roof inspection, Lindenweg 12", "We would like to inspect the hail damage."),
+]
+
+
+@pytest.mark.parametrize(
+    ("texts", "label"),
+    [
+        (HAIL, "Hail damage"),  # a subject line of bare nouns: the parse finds no noun phrase
+        (  # a sentence's first word read as an imperative ("stage the deploy")
+            [
+                ("#ops", "Staging deploy of build 12 failed, rolling back now."),
+                ("Re: demo on Friday", "Our staging deploy failed, so the demo moves to Monday."),
+            ],
+            "Staging deploy",
+        ),
+    ],
+)
+def test_a_compound_the_parse_missed_counts_where_another_member_writes_it(
+    minilm: Embedder, parser: PhraseParser, texts: list[tuple[str, str]], label: str
+) -> None:
+    """Both members speak of the hail damage (the staging deploy), one in words the parser
+    reads as no noun phrase: the folder is named for it, not for one member's "Roof
+    inspection" ("Deploy")."""
+    namer = Namer(minilm, parser)
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
+    assert rank_labels(analyses, vectors, namer.embed)[0][1] == label
+
+
+def test_a_word_pair_no_member_writes_as_a_noun_phrase_is_no_candidate(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """ "damage garage" of "Hail damage garage roof" is two words side by side, no phrase of
+    the members: only pairs that another member writes as a noun phrase count."""
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in HAIL])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in HAIL])
+    labels = {label.casefold() for _, label in rank_labels(analyses, vectors, namer.embed)}
+    assert "hail damage" in labels
+    assert "damage garage" not in labels
+
+
 # ------------------------------------------------- the kind over one instance
 TICKET_QUEUE = [
     ("Morning queue", "37 new tickets since 6 am, all about the GST charged twice."),

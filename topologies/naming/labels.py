@@ -28,7 +28,7 @@ from topologies.naming.activities import (
     activity_labels,
     names_a_doing,
 )
-from topologies.naming.phrases import Analysis
+from topologies.naming.phrases import Analysis, Phrase
 from topologies.text import zipf
 
 Matrix = npt.NDArray[np.float32]
@@ -85,23 +85,37 @@ class _Stats:
     heads: dict[str, str] = field(default_factory=dict)
     lower_words: set[str] = field(default_factory=set)  # words seen in lower case
     counted: Counter[str] = field(default_factory=Counter)  # uses right after a number
+    numbered: Counter[str] = field(default_factory=Counter)  # uses right before a number
     uses: Counter[str] = field(default_factory=Counter)
 
 
 def _stats(analyses: Sequence[Analysis]) -> _Stats:
     stats = _Stats(members=len(analyses))
+    written = {p.key for a in analyses for p in a.phrases}
     for analysis in analyses:
-        stats.df.update(analysis.keys)
-        stats.head_df.update(analysis.heads)
-        stats.in_title.update({p.key for p in analysis.phrases if p.in_title})
-        stats.title_heads.update({p.head for p in analysis.phrases if p.in_title})
-        for phrase in analysis.phrases:
+        phrases = _phrases(analysis, written)
+        stats.df.update({p.key for p in phrases})
+        stats.head_df.update({p.head for p in phrases})
+        stats.in_title.update({p.key for p in phrases if p.in_title})
+        stats.title_heads.update({p.head for p in phrases if p.in_title})
+        for phrase in phrases:
             stats.forms.setdefault(phrase.key, Counter())[phrase.text] += 1
             stats.heads[phrase.key] = phrase.head
             stats.uses[phrase.key] += 1
             stats.counted[phrase.key] += phrase.counted
+            stats.numbered[phrase.key] += phrase.numbered
             stats.lower_words.update(w for w in phrase.text.split() if w.islower())
     return stats
+
+
+def _phrases(analysis: Analysis, written: set[str]) -> list[Phrase]:
+    """A member's noun phrases, and the two-word compounds it writes that the parse missed
+    ("Staging deploy of rc1 failed", read as an imperative; the subject line "Water damage
+    bathroom ceiling", read as no noun phrase) where another member writes them as a noun
+    phrase ("our staging deploy failed", "inspect the water damage"): both speak of it."""
+    own = analysis.keys
+    missed = {p.key: p for p in analysis.compounds if p.key in written and p.key not in own}
+    return [*analysis.phrases, *missed.values()]
 
 
 def surface(text: str, lower_words: set[str]) -> str:
@@ -132,7 +146,16 @@ def _nameable(key: str, stats: _Stats, names: frozenset[str]) -> bool:
         return False
     if 2 * stats.counted[key] > stats.uses[key]:
         return False  # mostly after a number: a unit ("km", "mg")
+    if _numbered_kind(key, stats):
+        return False
     return zipf(head) >= RARE_ZIPF or head in stats.lower_words
+
+
+def _numbered_kind(key: str, stats: _Stats) -> bool:
+    """A lone word the members write before a number at least half the times they write it:
+    the kind word of a numbered thing ("apartment 3.2" of an address, "tooth 36", "migration
+    0047"), which without its number names no folder ("Apartment" for the water damage)."""
+    return " " not in key and 2 * stats.numbered[key] >= stats.uses[key]
 
 
 def _lexical(stats: _Stats, key: str) -> float:
@@ -360,7 +383,8 @@ def _with_modifier(
     word = key_of.get(top, "")
     if not word or " " in word:
         return scored
-    users = sum(any(word in key.split() for key in a.keys) for a in analyses)
+    written = {p.key for a in analyses for p in a.phrases}
+    users = sum(any(word in p.key.split() for p in _phrases(a, written)) for a in analyses)
     phrases = [
         key
         for key in eligible

@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 from schemas.graph import Node
@@ -40,6 +41,7 @@ _SKIP_POS = frozenset(
      "PUNCT", "SPACE"}
 )  # fmt: skip
 _NAME_POS = frozenset({"NOUN", "PROPN", "ADJ"})
+_UNIT_POS = frozenset({"NOUN", "PROPN", "SYM", "NUM"})  # after a number: a unit ("6 h", "5 %")
 _SKIP_ENTS = frozenset(
     {"PERSON", "DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "PERCENT", "QUANTITY"}
 )
@@ -80,6 +82,7 @@ class Phrase:
     head: str  # lower-cased lemma of the head noun
     in_title: bool
     counted: bool = False  # a unit right after a number: "10 km", "5 mg"
+    numbered: bool = False  # its head says which by a number: "apartment 3.2", "tooth 36"
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,7 @@ class Analysis:
     actions: tuple[Action, ...]
     named: tuple[Phrase, ...] = ()  # names of things (not people): "Kessler Logistik"
     activities: tuple[Activity, ...] = ()
+    compounds: tuple[Phrase, ...] = ()  # two words as written: "Staging deploy", "Water damage"
 
     @property
     def keys(self) -> frozenset[str]:
@@ -245,6 +249,16 @@ def _counted(token: Any) -> bool:
     return bool(before.like_num) or before.text[-1:].isdigit() or before.lower_ in ("/", "per")
 
 
+def _numbered(token: Any) -> bool:
+    """A noun right before a number that ends its phrase: the kind word of a numbered thing
+    ("apartment 3.2", "tooth 36", "migration 0047 (...)"), the number says which one; not a
+    quantity of it ("sleep 6 h", "load test 410 ms": a unit follows the number)."""
+    doc, after = token.doc, token.i + 1
+    if after >= len(doc) or not doc[after].like_num:
+        return False
+    return after + 1 >= len(doc) or doc[after + 1].pos_ not in _UNIT_POS
+
+
 def _named_phrase(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
     """A chunk headed by a proper noun that is no person's name: a project, a place, a
     company, an event ("Kessler Logistik", "Willow Creek Care Center")."""
@@ -269,6 +283,41 @@ def _named_phrase(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phr
     return [Phrase(key=key, text=" ".join(t.text for t in run), head=key, in_title=in_title)]
 
 
+def _missed_pairs(doc: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
+    """Two-word noun compounds of the text that the parse missed, where it is known to miss
+    them: in a title, a subject line of bare nouns it reads as no noun phrase ("Re: Water
+    damage bathroom ceiling, ..."); anywhere, a sentence's first word, a gerund, that it reads
+    as a verb taking the next word as object ("Staging deploy of rc1 failed"). A noun, or a
+    gerund, right before a noun, the two in no noun phrase of the parse or cut apart by it;
+    two words inside one noun phrase are its modifiers, no phrase of their own. Labels count
+    a pair only where another member writes it as a noun phrase."""
+    chunk_of = {t.i: n for n, chunk in enumerate(doc.noun_chunks) for t in chunk}
+    out = []
+    for first, second in pairwise(doc):
+        if second.pos_ != "NOUN" or not first.whitespace_:
+            continue
+        if first.i in chunk_of and chunk_of[first.i] == chunk_of.get(second.i):
+            continue
+        if not in_title and not (first.tag_ == "VBG" and first.is_sent_start):
+            continue
+        if first.pos_ != "NOUN" and first.tag_ != "VBG":
+            continue
+        if not (_keepable(second, names) and _WORD.match(first.text)):
+            continue
+        if first.lower_ in names or first.lower_ in STOPWORDS or _written_prefix(first):
+            continue
+        modifier = _lemma(first) if first.pos_ == "NOUN" else first.lower_
+        out.append(
+            Phrase(
+                key=f"{modifier} {_lemma(second)}",
+                text=f"{first.text} {second.text}",
+                head=_lemma(second),
+                in_title=in_title,
+            )
+        )
+    return out
+
+
 def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
     head = chunk.root
     if head.pos_ != "NOUN" or not _keepable(head, names):
@@ -283,6 +332,7 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
         return []
     out = []
     counted = len(run) == 1 and _counted(run[0])
+    numbered = _numbered(head)
     for size in range(1, min(MAX_MODIFIERS + 1, len(run)) + 1):
         words = run[-size:]
         before = run[-size - 1] if size < len(run) else None
@@ -303,6 +353,7 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
                 head=_lemma(head),
                 in_title=in_title,
                 counted=counted,
+                numbered=numbered,
             )
         )
     return out
@@ -748,8 +799,16 @@ class PhraseParser:
                     *_activities(title_doc, names, True),
                     *_activities(body_doc, names, False),
                 ]
+                compounds = [
+                    *_missed_pairs(title_doc, names, True),
+                    *_missed_pairs(body_doc, names, False),
+                ]
                 found[key] = Analysis(
-                    tuple(phrases), tuple(actions), tuple(named), tuple(activities)
+                    tuple(phrases),
+                    tuple(actions),
+                    tuple(named),
+                    tuple(activities),
+                    tuple(compounds),
                 )
                 self._remember(key, found[key])
         return [found[key] for key in items]
