@@ -630,7 +630,7 @@ class IntentEmergence:
         # evidence of the evening (the party took place, the review was a go) still finds it
         today = current is not None and current < scope.now and _same_day(current, scope.now)
         if current is not None and current < scope.now and not (cues.moved and not today):
-            dating = self._about_the_goal(memory, cluster, direct, intent)
+            dating = self._about_the_goal(memory, cluster, direct, intent, scope.now)
             deadlines = self._due_by(memory, dating, scope.now, deadlines)
         new_deadline = _anchor(deadlines[0]) if deadlines else None
         if new_deadline is not None and new_deadline != current and not today:
@@ -720,7 +720,12 @@ class IntentEmergence:
         return title
 
     def _about_the_goal(
-        self, memory: TenantMemory, cluster: Cluster, direct: set[str], intent: Node
+        self,
+        memory: TenantMemory,
+        cluster: Cluster,
+        direct: set[str],
+        intent: Node,
+        now: datetime,
     ) -> set[str]:
         """The goal's events that speak of what its title is about, among its own events (its
         seed theme's and the intent's) and its evidence; the own events when the title names
@@ -730,7 +735,28 @@ class IntentEmergence:
         if not self.namer.title_object(intent.title):
             return own
         evidence = own | intent_evidence(memory, intent.id)
-        return self.namer.speaking_of(memory, sorted(evidence), intent.title)
+        return self._latest_speaking_of(memory, evidence, intent, now)
+
+    def _latest_speaking_of(
+        self, memory: TenantMemory, events: set[str], intent: Node, now: datetime
+    ) -> set[str]:
+        """The events that speak of the title's object, read newest first and only until the
+        ``MAX_TIME_SCAN`` newest of them are found: ``_named_days`` reads no more, and a goal
+        of a long stream has thousands of evidence events (parsing them all at every
+        reinforcement made the fold four times slower per event at 50,000 events)."""
+        graph = memory.graph
+        nodes = sorted(
+            (graph.node(e) for e in events if e in graph),
+            key=lambda n: (n.ts or now, n.id),  # as _named_days orders them
+            reverse=True,
+        )
+        found: set[str] = set()
+        for start in range(0, len(nodes), MAX_TIME_SCAN):
+            chunk = [n.id for n in nodes[start : start + MAX_TIME_SCAN]]
+            found |= self.namer.speaking_of(memory, chunk, intent.title)
+            if len(found) >= MAX_TIME_SCAN:
+                break
+        return found
 
     @staticmethod
     def _due_by(

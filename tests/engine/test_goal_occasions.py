@@ -16,6 +16,7 @@ from schemas.graph import Node, NodeKind
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
+from topologies.intents import MAX_TIME_SCAN
 from topologies.memory import TenantMemory, event_node_id
 from topologies.naming import Namer, next_naming
 from topologies.naming.phrases import PhraseParser
@@ -171,3 +172,33 @@ def test_the_days_entry_names_the_goal_as_the_person_does(namer: Namer) -> None:
     memory = stored(events)
     ids = [event_node_id("alice", e.id) for e in events]
     assert namer.title_intent(memory, ids, OFFSITE) == "Prepare for the Lisbon offsite (by 24 Nov)"
+
+
+def test_a_long_goals_passed_date_reads_only_its_latest_events_about_it() -> None:
+    """A goal of a long stream has hundreds of evidence events; once its date has passed,
+    the days it can move to are read from the newest events that speak of its object
+    (``MAX_TIME_SCAN`` of them), so only those, not the whole evidence, are parsed."""
+    parser = PhraseParser()
+    engine = FoldEngine(
+        HashingEmbedder(dim=256), ScriptedPlanner({}), EngineConfig(), namer=Namer(None, parser)
+    )
+    memory = engine.new_memory("alice")
+    texts = ["Passport photos taken", "Lunch with Mika", "Passport form printed"]
+    events = [event(f"p-{n}", f"{texts[n % 3]} ({n})", T0 + timedelta(hours=n)) for n in range(300)]
+    for raw in events:
+        engine.ingest(memory, raw)
+    ids = {event_node_id("alice", e.id) for e in events}
+    intent = Node(
+        id="i-passport",
+        tenant="alice",
+        kind=NodeKind.INTENT,
+        title="Renew the passport (by 24 Nov)",
+        created_at=T0,
+        updated_at=T0,
+    )
+    before = parser.parsed
+    found = engine.emergence._latest_speaking_of(memory, ids, intent, OFFSITE)
+    about = [event_node_id("alice", f"p-{n}") for n in range(299, -1, -1) if n % 3 != 1]
+    assert set(about[:MAX_TIME_SCAN]) <= found  # the newest that speak of the passport
+    assert not found & {event_node_id("alice", f"p-{n}") for n in range(1, 300, 3)}
+    assert parser.parsed - before <= 2 * MAX_TIME_SCAN
