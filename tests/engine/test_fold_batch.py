@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from schemas.events import RawEvent
+from schemas.graph import NodeKind
 from schemas.plans import UpdatePlan
 from tests.engine.fold_helpers import dump
 from topologies.config import EngineConfig
@@ -61,6 +62,28 @@ async def test_a_batch_folds_to_the_same_graph_as_one_event_at_a_time() -> None:
     batched = await fold_in_batches(heuristic_engine(HashingEmbedder(dim=256)), events, 16)
     assert dump(batched) == dump(one_by_one)
     assert len(batched.graph) > len(events)  # concepts, facts, TIME nodes: real work was done
+
+
+async def test_batches_of_64_name_the_sample_as_one_event_at_a_time() -> None:
+    """The whole sample: the same concept names and intents (titles, statuses), whole graph."""
+    events = sample_events(len(SAMPLE.read_bytes().splitlines()))
+    one_by_one = await fold_in_batches(heuristic_engine(HashingEmbedder(dim=256)), events, 1)
+    batched = await fold_in_batches(heuristic_engine(HashingEmbedder(dim=256)), events, 64)
+    assert intents(batched) == intents(one_by_one)
+    assert names(batched, NodeKind.CONCEPT) == names(one_by_one, NodeKind.CONCEPT)
+    assert dump(batched) == dump(one_by_one)
+    assert len(intents(batched)) >= 4  # the sample's goals emerged
+
+
+def names(memory: TenantMemory, kind: NodeKind) -> dict[str, str]:
+    """Each node of ``kind`` by id: its title."""
+    return {node.id: node.title for node in memory.graph.nodes() if node.kind == kind}
+
+
+def intents(memory: TenantMemory) -> dict[str, tuple[str, str]]:
+    """Each intent by id: its title and status."""
+    graph = memory.graph
+    return {i: (graph.node(i).title, str(graph.node(i).status)) for i in graph.ids(NodeKind.INTENT)}
 
 
 async def test_the_batch_raw_events_are_handed_over_before_any_is_planned(
