@@ -202,3 +202,22 @@ def test_a_long_goals_passed_date_reads_only_its_latest_events_about_it() -> Non
     assert set(about[:MAX_TIME_SCAN]) <= found  # the newest that speak of the passport
     assert not found & {event_node_id("alice", f"p-{n}") for n in range(1, 300, 3)}
     assert parser.parsed - before <= 2 * MAX_TIME_SCAN
+
+
+def test_only_events_that_write_the_goals_object_are_parsed_to_see_they_speak_of_it() -> None:
+    """An event whose words hold no form of the title's object ("tooth", "teeth") does not
+    speak of it: it is not parsed to find out. A plural the parser reads back to the
+    object's lemma still counts."""
+    parser = PhraseParser()
+    names = Namer(None, parser)
+    events = [
+        event("t-1", "Both teeth hurt when I drink something cold", T0),
+        event("t-2", "Lunch with Mika at the canal", T0 + timedelta(hours=1)),
+        event("t-3", "Dentist: the tooth needs a crown", T0 + timedelta(hours=2)),
+    ]
+    memory = stored(events)
+    ids = [event_node_id("alice", e.id) for e in events]
+    before = parser.parsed
+    found = names.speaking_of(memory, ids, "Get the tooth fixed")
+    assert found == {ids[0], ids[2]}
+    assert parser.parsed - before == 2

@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -97,6 +97,17 @@ EVIDENCE = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 GROWTH = 2.0  # a concept is renamed when its member count has doubled
 MAX_TARGET_TITLE_WORDS = 12  # an action and its target stay a to-do item
 MAX_COVERAGE_EVENTS = 32  # evidence events read to weigh a retitle (the most recent)
+
+
+@lru_cache(maxsize=4096)
+def noun_forms(head: str) -> tuple[str, ...]:
+    """The written forms of a noun ("tooth", "teeth"): an event whose text holds none of
+    them has no phrase with that head and no such word, so it is not parsed to find out
+    (a goal of a long stream has thousands of evidence events)."""
+    from lemminflect import getAllInflections
+
+    inflected = getAllInflections(head, upos="NOUN").values()
+    return tuple(sorted({head, *(f.lower() for group in inflected for f in group)}))
 
 
 def _is_address(name: str, texts: Sequence[str]) -> bool:
@@ -636,8 +647,16 @@ class Namer:
         """The events that speak of the thing the title's action is done to (its object's head
         in a phrase of theirs, or their words); empty when the title has no object."""
         head = self.title_object(title)
-        nodes = [n for e in event_ids if (n := memory.graph.get(e)) is not None]
-        if not head or not nodes:
+        if not head:
+            return set()
+        forms = noun_forms(head)
+        nodes = [
+            n
+            for e in event_ids
+            if (n := memory.graph.get(e)) is not None
+            and any(form in n.embed_text.lower() for form in forms)
+        ]
+        if not nodes:
             return set()
         analyses = self.parser.analyse_nodes(nodes)
         return {
