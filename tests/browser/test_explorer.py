@@ -70,9 +70,13 @@ def visible(css: str) -> Any:
 
 
 def wait(driver: Any, condition: Any) -> Any:
+    """Wait for the condition; an element the page re-rendered meanwhile is looked up again
+    at the next poll (a board redrawn after a status change), not an error."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT_S).until(condition)
+    waiting = WebDriverWait(driver, WAIT_S, ignored_exceptions=[StaleElementReferenceException])
+    return waiting.until(condition)
 
 
 def texts(driver: Any, css: str) -> list[str]:
@@ -159,7 +163,9 @@ def test_resolving_an_intent_changes_its_status_through_the_api(
     target = pending[0]["id"]
     go(page, api, f"/intents/{target}")
     opened = f"[data-testid=intent-detail][data-intent='{target}']"
-    wait(page, present(f"{opened} [data-testid=action-resolve]")).click()
+    button = f"{opened} [data-testid=action-resolve]"
+    # the detail may be drawn again as its data arrives: find the button anew until a click lands
+    wait(page, lambda d: d.find_element(By.CSS_SELECTOR, button).click() or True)
     wait(
         page,
         ec.text_to_be_present_in_element(
@@ -168,5 +174,5 @@ def test_resolving_an_intent_changes_its_status_through_the_api(
     )
     now = {i["id"]: i["status"] for i in rest.get("/tenants/alice/intents").json()}
     assert now[target] == "resolved"
-    resolved_column = page.find_element(By.CSS_SELECTOR, "[data-testid=column-resolved]")
-    wait(page, lambda _: pending[0]["title"] in resolved_column.text)
+    resolved = "[data-testid=column-resolved]"
+    wait(page, lambda d: pending[0]["title"] in d.find_element(By.CSS_SELECTOR, resolved).text)
