@@ -33,6 +33,15 @@ def candidates(parser: PhraseParser, body: str) -> set[str]:
 
 
 # ----------------------------------------------------------------- candidates
+
+
+def ranked(texts: list[tuple[str, str]], minilm: Embedder, parser: PhraseParser) -> list[str]:
+    """The label candidates of a folder of (title, body) members, best first."""
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
+    return [label for _, label in rank_labels(analyses, vectors, Namer(minilm, parser).embed)]
+
+
 def test_a_piece_of_an_identifier_is_no_candidate(parser: PhraseParser) -> None:
     """ "tta" of the project "socml26-label-free-tta" is no word the person uses."""
     found = candidates(
@@ -74,10 +83,7 @@ def test_a_label_names_the_kind_the_members_share_not_one_members_detail(
         ("Weekly sleep report", "Average sleep 6 h, three nights under five hours."),
         ("4 am", "Awake at 4 am again, dozed on the couch until 7."),
     ]
-    namer = Namer(minilm, parser)
-    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
-    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
-    assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Sleep"
+    assert ranked(texts, minilm, parser)[0] == "Sleep"
 
 
 # ---------------------------------------------------------------- descriptions
@@ -220,10 +226,7 @@ def test_a_word_mostly_written_without_its_number_still_names_a_folder(
         ("Dentist", "The filling in tooth 36 is cracked."),
         ("Still the tooth", "The tooth throbs at night, painkillers help a bit."),
     ]
-    namer = Namer(minilm, parser)
-    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
-    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
-    assert "Tooth" in [label for _, label in rank_labels(analyses, vectors, namer.embed)]
+    assert "Tooth" in ranked(texts, minilm, parser)
 
 
 # ---------------------------------------------- compounds the parse missed
@@ -255,10 +258,7 @@ def test_a_compound_the_parse_missed_counts_where_another_member_writes_it(
     """Both members speak of the hail damage (the staging deploy), one in words the parser
     reads as no noun phrase: the folder is named for it, not for one member's "Roof
     inspection" ("Deploy")."""
-    namer = Namer(minilm, parser)
-    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
-    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
-    assert rank_labels(analyses, vectors, namer.embed)[0][1] == label
+    assert ranked(texts, minilm, parser)[0] == label
 
 
 def test_a_word_pair_no_member_writes_as_a_noun_phrase_is_no_candidate(
@@ -306,10 +306,7 @@ def test_a_head_no_member_writes_in_the_plural_keeps_its_modifier(
         ("Tempo", "20 minutes at race pace, then easy pace home."),
         ("Long run", "14 km, the last 3 at 10k pace."),
     ]
-    namer = Namer(minilm, parser)
-    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
-    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
-    label = rank_labels(analyses, vectors, namer.embed)[0][1]
+    label = ranked(texts, minilm, parser)[0]
     assert label != "Paces"
     assert "pace" in label.lower()
 
@@ -410,10 +407,7 @@ def test_a_third_word_is_one_instances_detail(minilm: Embedder, parser: PhrasePa
         ("Watch app", "The weekly sleep report came in: deep sleep 48 minutes a night."),
         ("Awake at 4", "Awake at 4 again, the weekly sleep report will show it."),
     ]
-    namer = Namer(minilm, parser)
-    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
-    vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
-    label = rank_labels(analyses, vectors, namer.embed)[0][1]
+    label = ranked(texts, minilm, parser)[0]
     assert label in ("Sleep report", "Sleep")
 
 

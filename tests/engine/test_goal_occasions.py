@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from fold_helpers import ScriptedPlanner, Step
-from test_goal_steps import dated, event, stored
+from test_goal_steps import dated, dated_in, event, stored
 
 from schemas.events import RawEvent
 from schemas.graph import Node, NodeKind
@@ -22,7 +22,6 @@ from topologies.naming import Namer, next_naming
 from topologies.naming.phrases import PhraseParser
 from topologies.naming.titles import (
     by_its_name,
-    dated_heads,
     entry_thing,
     held_on,
     the_thing_named,
@@ -51,9 +50,7 @@ def steps() -> list[RawEvent]:
 
 
 def heads(events: list[RawEvent], parser: PhraseParser) -> frozenset[str]:
-    memory = stored(events)
-    nodes = [memory.graph.node(event_node_id("alice", e.id)) for e in events]
-    return dated_heads(nodes, parser.analyse_nodes(nodes), OFFSITE, parser.parse)
+    return dated_in(events, OFFSITE, parser)
 
 
 def test_the_calendar_entry_of_the_deadlines_day_names_what_happens_then(

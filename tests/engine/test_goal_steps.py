@@ -38,6 +38,11 @@ def stored(events: list[RawEvent]) -> TenantMemory:
 
 def dated(texts: list[str], deadline: datetime, parser: PhraseParser) -> frozenset[str]:
     events = [event(f"x-{i}", t, T0 + timedelta(days=i)) for i, t in enumerate(texts)]
+    return dated_in(events, deadline, parser)
+
+
+def dated_in(events: list[RawEvent], deadline: datetime, parser: PhraseParser) -> frozenset[str]:
+    """Heads of the things the deadline's day is written against in the stored events."""
     memory = stored(events)
     nodes = [memory.graph.node(event_node_id("alice", e.id)) for e in events]
     return dated_heads(nodes, parser.analyse_nodes(nodes), deadline, parser.parse)
