@@ -744,12 +744,7 @@ class IntentEmergence:
         ``MAX_TIME_SCAN`` newest of them are found: ``_named_days`` reads no more, and a goal
         of a long stream has thousands of evidence events (parsing them all at every
         reinforcement made the fold four times slower per event at 50,000 events)."""
-        graph = memory.graph
-        nodes = sorted(
-            (graph.node(e) for e in events if e in graph),
-            key=lambda n: (n.ts or now, n.id),  # as _named_days orders them
-            reverse=True,
-        )
+        nodes = newest_first(memory.graph, events, now)  # as _named_days reads them
         found: set[str] = set()
         for start in range(0, len(nodes), MAX_TIME_SCAN):
             chunk = [n.id for n in nodes[start : start + MAX_TIME_SCAN]]
@@ -1020,17 +1015,23 @@ def _dates_in(text: str, ts: datetime) -> tuple[DateMention, ...]:
     return tuple(find_dates(text, ts))
 
 
+def newest_first(graph: MemoryGraph, events: Iterable[str], now: datetime) -> list[Node]:
+    """The events' nodes, newest first (one without a time counts as ``now``): the order in
+    which a goal's dates are read from its events."""
+    return sorted(
+        (graph.node(e) for e in events if e in graph),
+        key=lambda n: (n.ts or now, n.id),
+        reverse=True,
+    )
+
+
 def _named_days(
     graph: MemoryGraph, events: Iterable[str], now: datetime
 ) -> tuple[dict[date, set[str]], set[date]]:
     """Days ahead of ``now`` that the events' own words name (read from their text, the most
     recent ``MAX_TIME_SCAN`` events): day -> events naming it, and the days named after a
     deadline cue."""
-    nodes = sorted(
-        (graph.node(e) for e in events if e in graph),
-        key=lambda n: (n.ts or now, n.id),
-        reverse=True,
-    )
+    nodes = newest_first(graph, events, now)
     naming: dict[date, set[str]] = {}
     cued: set[date] = set()
     for node in nodes[:MAX_TIME_SCAN]:
@@ -1056,11 +1057,7 @@ def _moved_day(
     day it moves from, a move of the thing an event writes against that day (the demo of
     "Demo of multi-depot routing - Thursday 23 April" moved to Tuesday 28 April). None when
     none does: the date of another thing moved (a feed job, a partner demo) is not the goal's."""
-    nodes = sorted(
-        (graph.node(e) for e in events if e in graph),
-        key=lambda n: (n.ts or now, n.id),
-        reverse=True,
-    )[:MAX_TIME_SCAN]
+    nodes = newest_first(graph, events, now)[:MAX_TIME_SCAN]
     for node in nodes:
         if not cached_signals(node).moved:
             continue

@@ -110,6 +110,12 @@ def noun_forms(head: str) -> tuple[str, ...]:
     return tuple(sorted({head, *(f.lower() for group in inflected for f in group)}))
 
 
+def writes_any(text: str, forms: Sequence[str]) -> bool:
+    """Whether the text holds any of the (lower-case) forms, in any case."""
+    lowered = text.lower()
+    return any(form in lowered for form in forms)
+
+
 def _is_address(name: str, texts: Sequence[str]) -> bool:
     """The name is written before a house number somewhere ("Grünberger Str. 41"): a
     place the person lives or meets at, not what a goal is for."""
@@ -653,8 +659,7 @@ class Namer:
         nodes = [
             n
             for e in event_ids
-            if (n := memory.graph.get(e)) is not None
-            and any(form in n.embed_text.lower() for form in forms)
+            if (n := memory.graph.get(e)) is not None and writes_any(n.embed_text, forms)
         ]
         if not nodes:
             return set()

@@ -196,7 +196,7 @@ def dated_things(
     return [p for p in found.values() if spoken_of(p.head, analyses, texts) >= 2]
 
 
-_ENTRY_PARTS = re.compile(r"\s[–—-]\s|[:|(\n]")
+_ENTRY_PARTS = re.compile(r"\s[–—-]\s|[:|\n]")  # brackets are cut off before
 
 
 def _entry_on(node: Node, day: date) -> bool:
