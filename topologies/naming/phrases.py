@@ -283,7 +283,9 @@ def _named_phrase(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phr
     return [Phrase(key=key, text=" ".join(t.text for t in run), head=key, in_title=in_title)]
 
 
-def _missed_pairs(doc: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
+def _missed_pairs(
+    doc: Any, chunks: Sequence[Any], names: frozenset[str], in_title: bool
+) -> list[Phrase]:
     """Two-word noun compounds of the text that the parse missed, where it is known to miss
     them: in a title, a subject line of bare nouns it reads as no noun phrase ("Re: Water
     damage bathroom ceiling, ..."); anywhere, a sentence's first word, a gerund, that it reads
@@ -291,7 +293,7 @@ def _missed_pairs(doc: Any, names: frozenset[str], in_title: bool) -> list[Phras
     gerund, right before a noun, the two in no noun phrase of the parse or cut apart by it;
     two words inside one noun phrase are its modifiers, no phrase of their own. Labels count
     a pair only where another member writes it as a noun phrase."""
-    chunk_of = {t.i: n for n, chunk in enumerate(doc.noun_chunks) for t in chunk}
+    chunk_of = {t.i: n for n, chunk in enumerate(chunks) for t in chunk}
     out = []
     for first, second in pairwise(doc):
         if second.pos_ != "NOUN" or not first.whitespace_:
@@ -782,26 +784,19 @@ class PhraseParser:
             for index, key in enumerate(missing):
                 names = key[2]
                 title_doc, body_doc = docs[2 * index], docs[2 * index + 1]
-                phrases = [
-                    phrase
-                    for doc, in_title in ((title_doc, True), (body_doc, False))
-                    for chunk in doc.noun_chunks
-                    for phrase in _chunk_phrases(chunk, names, in_title)
-                ]
+                phrases: list[Phrase] = []
+                named: list[Phrase] = []
+                compounds: list[Phrase] = []
+                for doc, in_title in ((title_doc, True), (body_doc, False)):
+                    chunks = list(doc.noun_chunks)  # spaCy finds them anew at each reading
+                    for chunk in chunks:
+                        phrases.extend(_chunk_phrases(chunk, names, in_title))
+                        named.extend(_named_phrase(chunk, names, in_title))
+                    compounds.extend(_missed_pairs(doc, chunks, names, in_title))
                 actions = [*_actions(title_doc, names, True), *_actions(body_doc, names, False)]
-                named = [
-                    phrase
-                    for doc, in_title in ((title_doc, True), (body_doc, False))
-                    for chunk in doc.noun_chunks
-                    for phrase in _named_phrase(chunk, names, in_title)
-                ]
                 activities = [
                     *_activities(title_doc, names, True),
                     *_activities(body_doc, names, False),
-                ]
-                compounds = [
-                    *_missed_pairs(title_doc, names, True),
-                    *_missed_pairs(body_doc, names, False),
                 ]
                 found[key] = Analysis(
                     tuple(phrases),
