@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import cache, partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -302,15 +303,16 @@ def by_its_name(
         r"(?<![\w-])((?:[\w&-]+\s+){1,3})" + re.escape(thing) + r"(?![\w-])", re.IGNORECASE
     )
     found: dict[str, str] = {}  # the name -> the thing as written with it
+    is_name = cache(partial(written_as_name, texts=texts, names=names))  # each word once
     for known_name in known:
         words = known_name.split()
         found.setdefault(" ".join(words[: len(words) - len(thing.split())]), known_name)
     for text in texts:
         for match in pattern.finditer(text):
             words = match.group(1).split()
-            while words and not written_as_name(words[0], texts, names):
+            while words and not is_name(words[0]):
                 words = words[1:]  # "the Kessler": from the first word that names
-            if words and all(written_as_name(w, texts, names) for w in words):
+            if words and all(is_name(w) for w in words):
                 name = " ".join(words)
                 found.setdefault(name, " ".join([name, match.group(0)[len(match.group(1)) :]]))
     if not found:
