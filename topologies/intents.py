@@ -705,13 +705,10 @@ class IntentEmergence:
         # serve (``Namer.better_goal``); an object the intent was once named for and left
         # does not come back (a to-do item does not flip back and forth)
         dropped = [str(h) for h in intent.attrs.get(DROPPED_ATTR, []) if isinstance(h, str)]
-        if not self.namer.states_action(title) or self.namer.title_object(title) in dropped:
+        thing = self.namer.title_object(title)
+        if not self.namer.states_action(title) or thing in dropped:
             return None
-        if (
-            not milestone
-            and held
-            and self.namer.title_object(title) != self.namer.held_thing(memory, held)
-        ):
+        if not milestone and held and thing != self.namer.held_thing(memory, held):
             return None  # the day's entry renames the goal only for what the day holds
         if not self.namer.better_goal(memory, sorted(evidence), deadline, intent.title, title):
             return None

@@ -12,7 +12,7 @@ a person, nor a common noun alone ("the appointment" of which day?): an occasion
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from schemas.graph import Node
@@ -28,6 +28,13 @@ _MODIFIER_DEPS = frozenset({"compound", "amod", "nmod", "nummod"})
 _NOT_OCCASION = frozenset({"TIME", "MONEY", "PERSON", "PERCENT"})
 
 
+def local_day(deadline: datetime, node: Node) -> date:
+    """The deadline's day in the event's own time zone (an event that has a time)."""
+    if node.ts is not None and node.ts.tzinfo is not None:
+        return deadline.astimezone(node.ts.tzinfo).date()
+    return deadline.date()
+
+
 def occasion(node: Node, deadline: datetime, parse: Any, names: frozenset[str]) -> str | None:
     """The occasion the event names for the deadline's day ("Thailand flight"), None when
     it names none. ``parse`` is a spaCy pipeline call on a text; ``names`` are lower-cased
@@ -35,7 +42,7 @@ def occasion(node: Node, deadline: datetime, parse: Any, names: frozenset[str]) 
     if node.ts is None:
         return None
     text = f"{node.title}\n{node.text}"[:600] if node.text else node.title
-    day = deadline.astimezone(node.ts.tzinfo).date() if node.ts.tzinfo else deadline.date()
+    day = local_day(deadline, node)
     spans = [m.phrase for m in find_dates(text, node.ts) if m.when.date() == day]
     if not spans:
         return None

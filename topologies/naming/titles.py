@@ -35,6 +35,7 @@ from topologies.graph import raw_attr
 from topologies.lexicon import CALENDAR_WORDS, MONTH_ABBREVIATIONS, STOPWORDS
 from topologies.naming.activities import activity_labels, lexicon
 from topologies.naming.labels import Embed, Matrix, surface
+from topologies.naming.occasions import local_day
 from topologies.naming.phrases import (
     CARRY_VERBS,
     WRITER,
@@ -132,7 +133,7 @@ def mentions_day(deadline: datetime | None, node: Node) -> bool:
     demo, the appointment, the flight), so its words say what the goal is for."""
     if deadline is None or node.ts is None:
         return False
-    day = deadline.astimezone(node.ts.tzinfo).date() if node.ts.tzinfo else deadline.date()
+    day = local_day(deadline, node)
     start = calendar_start(node)
     if start is not None and start.date() == day:
         return True  # a calendar entry is the occasion on the day it starts, said or not
@@ -177,7 +178,7 @@ def dated_things(
     for node, analysis in zip(nodes, analyses, strict=True):
         if node.ts is None:
             continue
-        day = deadline.astimezone(node.ts.tzinfo).date() if node.ts.tzinfo else deadline.date()
+        day = local_day(deadline, node)
         phrases = [*analysis.phrases, *analysis.named]
         entry = entry_thing(node, analysis, parse) if _entry_on(node, day) else None
         if entry is not None:  # what the calendar holds that day: "Team offsite - day 1"
@@ -215,7 +216,7 @@ def held_on(deadline: datetime | None, node: Node) -> bool:
     happening (the offsite's first day, the meeting itself)."""
     if deadline is None or node.ts is None:
         return False
-    day = deadline.astimezone(node.ts.tzinfo).date() if node.ts.tzinfo else deadline.date()
+    day = local_day(deadline, node)
     return _entry_on(node, day)
 
 
