@@ -118,6 +118,7 @@ class IngestDriver:
         self._sources: dict[int, _SourceState] = defaultdict(_SourceState)
         self._handed = 0
         self._busy = 0
+        self._busy_since = 0.0
         self._failure: BaseException | None = None
 
     # -------------------------------------------------------------------- run
@@ -223,11 +224,11 @@ class IngestDriver:
             try:
                 if not self.stop.is_set():
                     async with self._semaphore:
-                        self._busy += 1
+                        self._start_busy()
                         try:
                             await self._deliver(batch)
                         finally:
-                            self._busy -= 1
+                            self._end_busy()
             except Exception as exc:  # DeliveryError (an import stops), or a bug
                 self._failure = self._failure or exc
                 self.stop.set()
@@ -235,6 +236,18 @@ class IngestDriver:
                 for work in batch:
                     self._release(work.read.source)
                     queue.task_done()
+
+    def _start_busy(self) -> None:
+        if self._busy == 0:
+            self._busy_since = time.perf_counter()
+        self._busy += 1
+
+    def _end_busy(self) -> None:
+        """A delivery ended: when none is left, the time since the first began was spent
+        folding (a run that follows its sources also waits for them, which this leaves out)."""
+        self._busy -= 1
+        if self._busy == 0:
+            self.stats.folding_seconds += time.perf_counter() - self._busy_since
 
     async def _take(self, queue: asyncio.Queue[_Work]) -> list[_Work]:
         """Up to ``batch_size`` events: what the queue holds, and for ``batch_wait_s`` after

@@ -20,18 +20,28 @@ class IngestStats:
     refolded: int = 0  # stored but unfolded events folded at start-up
     unchanged_sources: int = 0
     seconds: float = 0.0
+    folding_seconds: float = 0.0  # of those, the time a delivery was under way
     interrupted: bool = False
 
     def run_line(self) -> str:
         """``foldmem run``'s summary."""
-        rate = self.folded / self.seconds if self.seconds > 0 else 0.0
         return (
             f"read {self.read}, folded {self.folded}, duplicates {self.duplicates}, "
             f"dead-lettered {self.dead_lettered + self.failed}"
             + (f" (+{self.reported_before} reported before)" if self.reported_before else "")
-            + f", intents emitted {self.intents}, "
-            f"{self.seconds:.1f}s ({rate:.1f} events/s)"
+            + f", intents emitted {self.intents}, {self.seconds:.1f}s"
+            + self._folding_rate()
         )
+
+    def _folding_rate(self) -> str:
+        """The fold rate over the time spent folding, not the time spent waiting for events
+        (``foldmem run`` follows its sources until stopped)."""
+        if self.folding_seconds <= 0:
+            return ""
+        if not self.folded:  # duplicates only: no fold to give a rate of
+            return f" (folding {self.folding_seconds:.1f}s)"
+        rate = self.folded / self.folding_seconds
+        return f" (folding {self.folding_seconds:.1f}s, {rate:.1f} events/s)"
 
     def import_line(self, dry_run: bool = False) -> str:
         """``foldmem ingest``'s summary."""
