@@ -97,6 +97,12 @@ RetractionReason = Literal["event_forgotten", "tenant_forgotten"]
 class IntentMessage(BaseModel):
     """What goes out on the intents topic / sinks. `message_id` dedups (intent id + status).
 
+    ``intent.updated``: the intent's title or deadline changed while its status did not (the
+    evidence came to name the goal better, or its date moved); ``previous_title`` and
+    ``previous_deadline`` say what the consumer showed until now, ``revision`` counts the
+    intent's updates (its ``message_id`` is ``<intent id>:updated:<revision>``). Added in
+    schema version 1 without a bump: a consumer that knows only the other types may skip it.
+
     ``intent.retracted``: the intent was removed by a deletion (``reason``); the consumer must
     delete what it holds of it. Its ``intent`` carries only the id, the tenant, the last status
     and the time (title and description empty: nothing of the deleted content); its
@@ -106,10 +112,13 @@ class IntentMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = SCHEMA_VERSION
-    type: Literal["intent.created", "intent.status_changed", "intent.retracted"]
+    type: Literal["intent.created", "intent.status_changed", "intent.updated", "intent.retracted"]
     tenant: str
     intent: Intent
     previous_status: IntentStatus | None = None
+    previous_title: str | None = None  # intent.updated only
+    previous_deadline: datetime | None = None  # intent.updated only
+    revision: int | None = None  # intent.updated only
     emitted_at: datetime
     reason: RetractionReason | None = None  # intent.retracted only
 
@@ -117,6 +126,8 @@ class IntentMessage(BaseModel):
     def message_id(self) -> str:
         if self.type == "intent.retracted":
             return f"{self.intent.id}:retracted"
+        if self.type == "intent.updated":
+            return f"{self.intent.id}:updated:{self.revision}"
         return f"{self.intent.id}:{self.intent.status.value}"
 
     @classmethod

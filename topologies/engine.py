@@ -59,7 +59,7 @@ from topologies.nightly.induce import LLMInductor
 from topologies.plan_bounds import PlanBounds
 from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest, SyncPlanner
 from topologies.privacy import check_not_forgotten
-from topologies.scope import FoldScope
+from topologies.scope import INTENT_REVISION_ATTR, FoldScope
 from topologies.text import extract_entities
 from topologies.vector_index import Vector
 
@@ -622,20 +622,42 @@ class FoldEngine:
         return changes
 
     def intent_messages(self, memory: TenantMemory, scope: FoldScope) -> list[IntentMessage]:
-        """One message per intent the scope created or moved to another status."""
+        """One message per intent the scope created, moved to another status, or gave another
+        title or deadline (``intent.updated``: a status message already carries the new ones)."""
         messages = []
+        announced: set[str] = set()
         for intent_id, previous in scope.intent_changes.items():
             node = memory.graph.get(intent_id)
             if node is None or node.kind != NodeKind.INTENT:
                 continue
             if previous is not None and previous == node.status:
                 continue
+            announced.add(intent_id)
             messages.append(
                 IntentMessage(
                     type="intent.created" if previous is None else "intent.status_changed",
                     tenant=memory.tenant,
                     intent=intent_view(memory, node),
                     previous_status=previous,
+                    emitted_at=scope.now,
+                )
+            )
+        for intent_id, (title, deadline) in scope.intent_renames.items():
+            node = memory.graph.get(intent_id)
+            if intent_id in announced or node is None or node.kind != NodeKind.INTENT:
+                continue
+            if (node.title, node.deadline) == (title, deadline):
+                continue  # renamed and back within the fold
+            revision = node.attrs.get(INTENT_REVISION_ATTR)
+            messages.append(
+                IntentMessage(
+                    type="intent.updated",
+                    tenant=memory.tenant,
+                    intent=intent_view(memory, node),
+                    previous_status=node.status,
+                    previous_title=title,
+                    previous_deadline=deadline,
+                    revision=revision if isinstance(revision, int) else 1,
                     emitted_at=scope.now,
                 )
             )

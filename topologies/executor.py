@@ -26,7 +26,7 @@ from topologies.graph import decayed_weight
 from topologies.intent_boundaries import converges
 from topologies.memory import POOL, TOPIC, TenantMemory, stable_id
 from topologies.plan_bounds import PlanBounds, check_bounds
-from topologies.scope import FoldScope
+from topologies.scope import INTENT_REVISION_ATTR, FoldScope
 from topologies.vector_index import Vector
 
 log = structlog.get_logger(__name__)
@@ -349,6 +349,8 @@ class PlanExecutor:
                 changes[name] = value
         if op.attrs:
             changes["attrs"] = {**node.attrs, **op.attrs}
+        if node.kind == NodeKind.INTENT and _renames(node, op):
+            self._count_revision(node, scope, changes)
         if op.status is not None and op.status != node.status:
             scope.intent_changed(node_id, node.status)
             changes["status"] = op.status
@@ -364,6 +366,18 @@ class PlanExecutor:
         ):
             index.upsert(node_id, self.embedder.embed([updated.embed_text])[0])
         scope.touch(node_id)
+
+    @staticmethod
+    def _count_revision(node: Node, scope: FoldScope, changes: dict[str, object]) -> None:
+        """An intent's title or deadline changes: its revision counts the first rename of a
+        fold, and the scope keeps what it was (an ``intent.updated`` message says both)."""
+        if not scope.intent_renamed(node.id, node.title, node.deadline):
+            return
+        attrs = changes.get("attrs")
+        merged = dict(attrs) if isinstance(attrs, dict) else dict(node.attrs)
+        revision = merged.get(INTENT_REVISION_ATTR, 0)
+        merged[INTENT_REVISION_ATTR] = (revision if isinstance(revision, int) else 0) + 1
+        changes["attrs"] = merged
 
     # ------------------------------------------------- shared graph operations
     def near_duplicate_concept(self, memory: TenantMemory, vector: Vector) -> str | None:
@@ -515,3 +529,10 @@ def _node_text(title: str, text: str) -> str:
 
 def cosine(a: Vector, b: Vector) -> float:
     return float(np.dot(a, b))
+
+
+def _renames(node: Node, op: UpdateNode) -> bool:
+    """Whether the update gives the node another title or deadline."""
+    return (op.title is not None and op.title != node.title) or (
+        op.deadline is not None and op.deadline != node.deadline
+    )

@@ -50,6 +50,8 @@ def describe(message: IntentMessage) -> str:
         return f"[{message.tenant}] intent retracted ({message.reason}): id {intent.id}"
     if message.type == "intent.created":
         what = "new intent"
+    elif message.type == "intent.updated":
+        what = _update(message)
     else:
         before = message.previous_status.value if message.previous_status else "?"
         what = f"intent {before} -> {intent.status.value}"
@@ -63,16 +65,28 @@ def describe(message: IntentMessage) -> str:
     return " ".join(parts)
 
 
+def _update(message: IntentMessage) -> str:
+    """What an ``intent.updated`` changed: the title, else the deadline."""
+    if message.previous_title != message.intent.title:
+        return f"intent renamed from {message.previous_title!r}"
+    before, after = message.previous_deadline, message.intent.deadline
+    if before is None:
+        return "intent deadline set"
+    if after is not None and before.date() == after.date():
+        return f"intent deadline moved from {before.isoformat(timespec='minutes')}"
+    return f"intent deadline moved from {before.date().isoformat()}"
+
+
 def format_line(message: IntentMessage) -> str:
     """e.g. `2024-03-01T09:00:00+00:00 alice NEW pending "Sign the lease" deadline=... id=...`."""
     intent = message.intent
     if message.type == "intent.retracted":
         when = message.emitted_at.isoformat()
         return f"{when} {message.tenant} RETRACTED {message.reason} id={intent.id}"
-    what = "NEW" if message.type == "intent.created" else "STATUS"
+    what = {"intent.created": "NEW", "intent.updated": "UPDATED"}.get(message.type, "STATUS")
     change = (
         f"{message.previous_status.value}->{intent.status.value}"
-        if message.previous_status is not None
+        if message.previous_status is not None and message.type == "intent.status_changed"
         else intent.status.value
     )
     parts = [message.emitted_at.isoformat(), message.tenant, what, change, f'"{intent.title}"']

@@ -26,6 +26,7 @@ from connectors.sinks import (
     sign,
     verify_signature,
 )
+from connectors.sinks.stdout import describe
 from schemas.intents import Intent, IntentMessage, IntentStatus
 from tests.webhook_receiver import serving
 
@@ -182,6 +183,41 @@ async def test_stdout_sink_lines_and_json() -> None:
     json_sink = StdoutSink(json=True, stream=out_json)
     await json_sink.add(message(2))
     assert IntentMessage.model_validate_json(out_json.getvalue()) == message(2)
+
+
+async def test_an_update_says_what_the_intent_was_called_before() -> None:
+    renamed = message(3).model_copy(
+        update={
+            "type": "intent.updated",
+            "previous_status": IntentStatus.PENDING,
+            "previous_title": "Locate the leak",
+            "revision": 2,
+        }
+    )
+    out = io.StringIO()
+    sink = StdoutSink(stream=out)
+    await sink.add(renamed)
+    await sink.flush()
+
+    assert ' UPDATED pending "Sign the lease #3" ' in out.getvalue()
+    assert describe(renamed).startswith(
+        "[alice] intent renamed from 'Locate the leak': 'Sign the lease #3' (general, pending)"
+    )
+    assert renamed.message_id == "intent-3:updated:2"
+
+
+def test_an_update_of_the_deadline_alone_says_the_deadline_moved() -> None:
+    moved = message(4).model_copy(
+        update={
+            "type": "intent.updated",
+            "previous_status": IntentStatus.PENDING,
+            "previous_title": "Sign the lease #4",
+            "previous_deadline": datetime(2024, 3, 1, tzinfo=UTC),
+            "revision": 1,
+        }
+    )
+
+    assert describe(moved).startswith("[alice] intent deadline moved from 2024-03-01: ")
 
 
 async def test_jsonl_sink_appends(tmp_path: Path) -> None:
