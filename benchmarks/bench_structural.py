@@ -119,6 +119,7 @@ class Folded:
     memory: TenantMemory
     announced: int = 0  # intent.created messages: notifications of a new intent
     status_changes: int = 0  # intent.status_changed messages
+    updates: int = 0  # intent.updated messages: an intent's title or deadline changed
     events: int = 0
     naming_cpu: float = 0.0  # process CPU seconds spent naming concepts and intents
     namings: int = 0
@@ -142,6 +143,8 @@ async def fold_stream(tenant: str, events: Iterable[RawEvent], embedder: Embedde
         for message in result.messages:
             if message.type == "intent.created":
                 folded.announced += 1
+            elif message.type == "intent.updated":
+                folded.updates += 1
             else:
                 folded.status_changes += 1
     folded.naming_cpu, folded.namings = namer.cpu_seconds, namer.namings
@@ -548,6 +551,7 @@ def locomo(data_dir: Path, embedder: CachingEmbedder, limit: int | None) -> dict
             "concepts": len(live_concepts(memory.graph)),
             "intents": len(intents),
             "announced": folded.announced,
+            "updates": folded.updates,
             "pending": len(pending),
             "seconds": time.perf_counter() - wall,
             "cpu_seconds": time.process_time() - cpu,

@@ -73,6 +73,8 @@ DEFINITIONS: dict[str, str] = {
     "intents": "INTENT nodes in the graph, any status (an intent merged into another is gone)",
     "announced": "intent.created messages published while folding: the notifications a "
     "subscriber to the intents topic receives (an intent merged away later still counts)",
+    "updates": "intent.updated messages published while folding: an intent's title or "
+    "deadline changed while its status did not",
     "pending": "intents with status pending",
     "intent_title_recall@0.5": "share of gold intents whose label is matched one-to-one "
     "(Hungarian, max total cosine) by an intent title at embedder cosine >= 0.5",
@@ -396,7 +398,8 @@ def sample_markdown(sample: Scored) -> list[str]:
 
 def locomo_markdown(result: dict[str, Any]) -> list[str]:
     rows_in = result["conversations"]
-    keys = ("turns", "concepts", "intents", "announced", "pending", "seconds", "cpu_seconds")
+    keys = ("turns", "concepts", "intents", "announced", "updates", "pending")
+    keys += ("seconds", "cpu_seconds")
     rows = [
         [
             name,
@@ -422,6 +425,7 @@ def locomo_markdown(result: dict[str, Any]) -> list[str]:
                 "concepts",
                 "intents",
                 "announced",
+                "updates",
                 "pending",
                 "fold s",
                 "CPU s",
