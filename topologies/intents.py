@@ -50,8 +50,13 @@ later day it is due by (``_about_the_goal``: the offsite's OKR draft, due 31 Oct
 move "Decide on the venue"); one passed earlier today stays until the day is over,
 so the evening's evidence still finds it. A date not yet passed moves when the latest of the
 goal's own events that says a date was moved (``goals.date_move``: "Moving the multi-depot demo
-to Tuesday 28 April") moves the goal's day, or the thing an event writes against that day, to a
-later one (``_moved_day``): however often the old day was named, it is no longer the date.
+to Tuesday 28 April") moves the goal's day (said by an event that speaks of the goal's object),
+or the thing an event writes against that day, to a later one (``_moved_day``): however often
+the old day was named, it is no longer the date. Short of a move, it holds while the evidence
+grows (``_holds``) against any day but a clearly better one: named by more of the goal's events
+that speak of its object, and one something is due by when the current day is (the deck due
+18 Nov holds against the partner demo's 11 Nov, Legal's screens due 16 Nov and the review on
+19 Nov; the passport needed before the 18 Dec flight against its 17 Nov appointment).
 
 Category: the most common ``category`` among ``S`` (ties: more evidence, then the name;
 default ``"general"``). Threshold ``theta[category]`` lives in ``memory.meta`` under
@@ -72,7 +77,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from functools import lru_cache
@@ -132,6 +137,7 @@ MIN_EVIDENCE_EVENTS = 2  # distinct events behind an intent
 TITLED_AT_ATTR = "titled_at"  # INTENT attrs: evidence events when the title was last chosen
 DROPPED_ATTR = "dropped_objects"  # INTENT attrs: objects of the titles it was renamed from
 MAX_DROPPED = 8
+MAX_GOAL_DATES = 8  # dates read from one event's words for the goal's date
 MIN_NAMING = 2  # events naming a day ahead that make it a date the goal keeps pointing at
 MAX_NOTES = 20
 
@@ -491,7 +497,7 @@ class IntentEmergence:
         cluster: Cluster,
         now: datetime,
         extra: Iterable[str] = (),
-        current: date | None = None,
+        intent: Node | None = None,
     ) -> list[Node]:
         """Future TIME anchors attached to the cluster's supporting concepts or its most recent
         evidence events (and ``extra`` events: an open intent's own), the goal's date first.
@@ -503,10 +509,12 @@ class IntentEmergence:
         named first (a goal's date is set with the goal, the steps towards it are planned
         later: "the crown must be cemented before we fly on 18 Dec", then the preparation and
         fitting dates), not merely the soonest date. A day the latest of the goal's own events
-        moves the goal's date to (``current``, an open intent's; else the day ranked first) comes
+        moves the goal's date to (an open ``intent``'s; else the day ranked first) comes
         before all of these ("Moving the multi-depot demo to Tuesday 28 April", ``_moved_day``):
-        however often the old day was named, it is no longer the goal's date."""
+        however often the old day was named, it is no longer the goal's date. Otherwise an open
+        intent's date holds unless a clearly better day appears (``_holds``)."""
         graph = memory.graph
+        current = None if intent is None or intent.deadline is None else _day(intent)
         times = graph.ids(NodeKind.TIME)
         # the goal's own events: its seed theme's and those attached to the intent itself
         own = {e for e in (*cluster.events.get(cluster.seed, ()), *extra) if e in graph}
@@ -537,29 +545,60 @@ class IntentEmergence:
 
         ranked = sorted(found.values(), key=rank)
         goal_day = current if current is not None else _day(ranked[0]) if ranked else None
-        moved = None if goal_day is None else _moved_day(graph, own, now, goal_day)
+        moved = (
+            None
+            if goal_day is None
+            else _moved_day(graph, own, now, goal_day, self._of_the_goal(memory, intent))
+        )
         if moved is not None:  # moved: the new day first, however often the old was named
             ranked.sort(key=lambda node: _day(node) != moved)
-        elif current is not None and ranked and self._holds(graph, events, now, current, ranked):
-            ranked.sort(key=lambda node: _day(node) != current)
+        elif intent is not None and ranked and self._holds(memory, intent, events, now, ranked):
+            # the current day first; none when no anchor at hand has it: nothing changes
+            held = [node for node in ranked if _day(node) == current]
+            others = [node for node in ranked if _day(node) != current]
+            ranked = [*held, *others] if held else []
         return ranked[:MAX_DEADLINES]
 
-    @staticmethod
+    def _of_the_goal(self, memory: TenantMemory, intent: Node | None) -> Callable[[str], bool]:
+        """Whether an event speaks of what the open ``intent``'s title is about (the deck, not
+        the partner demo due the same day); every event does for a goal not yet titled or
+        whose title names no object. Asked of an event only when it moves a date."""
+        if intent is None or not self.namer.title_object(intent.title):
+            return lambda _: True
+        title = intent.title
+        return lambda event: bool(self.namer.speaking_of(memory, [event], title))
+
     def _holds(
-        graph: MemoryGraph, events: set[str], now: datetime, current: date, ranked: list[Node]
+        self,
+        memory: TenantMemory,
+        intent: Node,
+        events: set[str],
+        now: datetime,
+        ranked: list[Node],
     ) -> bool:
-        """Whether an open goal's date (``current``, still ahead) holds against the day ranked
-        first: the goal's evidence names the current day, and names the other one as often
-        or less and never after a deadline cue (a work session, a meeting: a step's day, "Fri
-        8 May, 10:00-13:00" beside "full paper Thu 14 May"). A day something is due by, one
-        no text names (a planner's deadline) or one more events name still replaces it."""
-        day = _day(ranked[0])
+        """Whether an open goal's date (the ``intent``'s, still ahead) holds against the day
+        ranked first. The date was set from what the goal's events say it is due by, and the
+        events of a fold come from whichever theme it touched (the partner demo's, naming its
+        own day four times): the date gives way only to a clearly better day of the goal's,
+        counted in the goal's events (the fold's and the intent's) that speak of what its title
+        is about (the deck, not the demo beside it): one that more of them name than the
+        current day (it beats, not ties), and, when the current day is one the goal is due by
+        ("deck by Wed 18 Nov"), one something is due by too, not a day that only something
+        happens on (the review, the passport appointment, the demo), however often it is
+        named. A day no text names (a planner's deadline) still replaces it."""
+        if intent.deadline is None or intent.deadline < now:
+            return False  # a passed date moves only to a day it is due by (``_due_by``)
+        current, day = _day(intent), _day(ranked[0])
         if day == current:
             return False
-        named, cued = _named_days(graph, events, now)
-        held = len(named.get(current, ()))
-        other = len(named.get(day, ()))
-        return held > 0 and 0 < other <= held and day not in cued
+        graph = memory.graph
+        if not _named_days(graph, events, now)[0].get(day):
+            return False  # a planner's deadline, no text's
+        goal = events | intent_evidence(memory, intent.id)
+        about = self._latest_speaking_of(memory, goal, intent, now) or goal
+        named, cued = _named_days(graph, about, now)
+        beats = len(named.get(day, ())) > len(named.get(current, ()))
+        return not (beats and (day in cued or current not in cued))
 
     def _reinforce(
         self, memory: TenantMemory, scope: FoldScope, intent_id: str, cluster: Cluster
@@ -623,9 +662,7 @@ class IntentEmergence:
             for c in fresh
         )
         current = intent.deadline
-        deadlines = self._deadlines(
-            memory, cluster, scope.now, direct, None if current is None else _day(intent)
-        )
+        deadlines = self._deadlines(memory, cluster, scope.now, direct, intent)
         # the goal's date now; a date passed earlier today stays until the day is over, so the
         # evidence of the evening (the party took place, the review was a go) still finds it
         today = current is not None and current < scope.now and _same_day(current, scope.now)
@@ -1008,8 +1045,11 @@ def _event_name(event: Node) -> str:
 
 @lru_cache(maxsize=4096)
 def _dates_in(text: str, ts: datetime) -> tuple[DateMention, ...]:
-    """The dates an event's words name: read once per event, not on every reinforcement."""
-    return tuple(find_dates(text, ts))
+    """The dates an event's words name: read once per event, not on every reinforcement.
+    Up to ``MAX_GOAL_DATES``, more than an event is anchored to (``text.MAX_DATES``): a reply
+    that weighs the steps first names the goal's own day last ("... results before the deck
+    deadline on Wed 18 Nov" after the load test's three days), and that day counts."""
+    return tuple(find_dates(text, ts, limit=MAX_GOAL_DATES))
 
 
 def newest_first(graph: MemoryGraph, events: Iterable[str], now: datetime) -> list[Node]:
@@ -1046,11 +1086,17 @@ def _named_days(
 
 
 def _moved_day(
-    graph: MemoryGraph, events: Iterable[str], now: datetime, current: date
+    graph: MemoryGraph,
+    events: Iterable[str],
+    now: datetime,
+    current: date,
+    of_goal: Callable[[str], bool] = lambda _: True,
 ) -> date | None:
     """The day ahead of ``now`` that the latest of the events moving the goal's date
     (``current``) moves it to (``goals.date_move``; the most recent ``MAX_TIME_SCAN`` events
-    read): a move from that day ("Moved from Mon 9 Nov to Wed 11 Nov"), or, when it names no
+    read): a move from that day said by an event that speaks of the goal (``of_goal``: "the
+    review deck is moved from Mon 9 Nov to Wed 11 Nov"; the partner demo's entry "Moved from
+    Mon 9 Nov to Wed 11 Nov" moves the demo, not the deck due that day), or, when it names no
     day it moves from, a move of the thing an event writes against that day (the demo of
     "Demo of multi-depot routing - Thursday 23 April" moved to Tuesday 28 April). None when
     none does: the date of another thing moved (a feed job, a partner demo) is not the goal's."""
@@ -1064,7 +1110,7 @@ def _moved_day(
         if move.to.date() == current:
             return current  # the goal's date is the one it was last moved to
         if move.from_day is not None:
-            if move.from_day == current:
+            if move.from_day == current and of_goal(node.id):
                 return move.to.date()
             continue
         if move.thing & _written_against(nodes, current):

@@ -399,7 +399,7 @@ _DEADLINE_CUE = re.compile(
     r"[^.!?\n]{0,24}$",
     re.IGNORECASE,
 )
-MAX_DATES = 4
+MAX_DATES = 4  # dates read from one text: what the planner anchors an event to
 
 
 def _resolve_year(month: int, day: int, year: int | None, ref: datetime) -> datetime | None:
@@ -447,8 +447,11 @@ def _relative(phrase: str, amount: str | None, unit: str | None, ref: datetime) 
     return day + (timedelta(weeks=n) if (unit or "").startswith("week") else timedelta(days=n))
 
 
-def find_dates(text: str, ref: datetime, past: bool = False) -> list[DateMention]:
-    """Dates and deadlines in text, resolved relative to ``ref`` (the event time), in order.
+def find_dates(
+    text: str, ref: datetime, past: bool = False, limit: int = MAX_DATES
+) -> list[DateMention]:
+    """Dates and deadlines in text, resolved relative to ``ref`` (the event time), in order;
+    the first ``limit`` distinct ones.
 
     Explicit dates ('14 Nov', 'Nov 14', '2026-11-19', 'Thu 19 Nov, 14:00'), weekdays ('by
     Friday': the next such day after ``ref``), 'tomorrow', 'next week', 'in 3 days'.
@@ -522,7 +525,7 @@ def find_dates(text: str, ref: datetime, past: bool = False) -> list[DateMention
         seen.add(when)
         deadline = _DEADLINE_CUE.search(text[max(0, start - 40) : start]) is not None
         found.append(DateMention(when, deadline, text[start:end].strip(), has_time, until))
-        if len(found) >= MAX_DATES:
+        if len(found) >= limit:
             break
     return found
 
