@@ -699,7 +699,7 @@ class IntentEmergence:
         if scheduled:  # the person's step is done, the rest has its day
             note = _note("scheduled", event)
             self.set_status(memory, scope, intent_id, IntentStatus.ACTION_SCHEDULED, note, False)
-        log.info(
+        log.debug(  # most events reinforce an intent: a line each drowned the console's intents
             "intent_reinforced",
             tenant=memory.tenant,
             intent_id=intent_id,
