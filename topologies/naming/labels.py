@@ -87,14 +87,18 @@ class _Stats:
     counted: Counter[str] = field(default_factory=Counter)  # uses right after a number
     numbered: Counter[str] = field(default_factory=Counter)  # uses right before a number
     uses: Counter[str] = field(default_factory=Counter)
+    word_df: Counter[str] = field(default_factory=Counter)  # members using a word in a phrase
 
 
 def _stats(analyses: Sequence[Analysis]) -> _Stats:
+    """What the members write: per phrase key, how many members use it, its head and its
+    forms; per word, how many members use it in any phrase."""
     stats = _Stats(members=len(analyses))
     written = {p.key for a in analyses for p in a.phrases}
     for analysis in analyses:
         phrases = _phrases(analysis, written)
         stats.df.update({p.key for p in phrases})
+        stats.word_df.update({w for p in phrases for w in p.key.split()})
         stats.head_df.update({p.head for p in phrases})
         stats.in_title.update({p.key for p in phrases if p.in_title})
         stats.title_heads.update({p.head for p in phrases if p.in_title})
@@ -197,7 +201,7 @@ def rank_labels(
     scored = sorted(((c.score, c.label) for c in pool.candidates), key=lambda i: (-i[0], i[1]))
     key_of = {c.label: c.key for c in pool.candidates}
     scored = _maximal(scored, stats, key_of)
-    scored = _with_modifier(scored, key_of, analyses, stats, pool.eligible, pool.forms)
+    scored = _with_modifier(scored, key_of, stats, pool.eligible, pool.forms)
     return _kind_of_things(scored, key_of, stats)
 
 
@@ -371,7 +375,6 @@ def _maximal(
 def _with_modifier(
     scored: list[tuple[float, str]],
     key_of: dict[str, str],
-    analyses: Sequence[Analysis],
     stats: _Stats,
     eligible: Sequence[str],
     forms: dict[str, str],
@@ -383,8 +386,7 @@ def _with_modifier(
     word = key_of.get(top, "")
     if not word or " " in word:
         return scored
-    written = {p.key for a in analyses for p in a.phrases}
-    users = sum(any(word in p.key.split() for p in _phrases(a, written)) for a in analyses)
+    users = stats.word_df[word]
     phrases = [
         key
         for key in eligible
