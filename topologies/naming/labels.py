@@ -14,6 +14,7 @@ label (the LLM's, or anything else) is not a folder name.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -395,9 +396,41 @@ def _with_modifier(
         and stats.df[key] >= max(MODIFIER_MEMBERS, MODIFIER_SHARE * users)
     ]
     if not phrases:
+        phrases = _titled_whole(word, stats, eligible)
+    if not phrases:
         return scored
     best = surface(forms[max(phrases, key=lambda k: (stats.df[k], k))], stats.lower_words)
     return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
+
+
+def _titled_whole(word: str, stats: _Stats, eligible: Sequence[str]) -> list[str]:
+    """The one phrase a member's title writes a lone word in, when other titles say it by
+    the word alone and no member writes it in any other phrase: that title names in full
+    what the others title by one word ("Leonie's 40th - surprise party" beside a chat named
+    "Leonie 40 (surprise!)"). A word only the bodies say ("9.4 pages") is no title's topic,
+    and one title's "Page count" no fuller name of it."""
+    if not stats.in_title[word]:
+        return []
+    longer = {k for k in stats.df if k != word and word in k.split()}
+    if len(longer) != 1:
+        return []
+    (key,) = longer
+    if len(key.split()) != 2 or not stats.in_title[key] or key not in eligible:
+        return []
+    return [key]
+
+
+def writes_in_full(label: str, title: str) -> bool:
+    """A one-word label that the title writes beside another word ("Surprise" in "Leonie's
+    40th - surprise party"): the title may name in full what the folder says by one word,
+    so the folder is named again when such an event joins it."""
+    word = label.strip()
+    if not word or " " in word:
+        return False
+    beside = re.findall(
+        rf"([^\W\d_]+) {re.escape(word)}\b|\b{re.escape(word)} ([^\W\d_]+)", title, re.IGNORECASE
+    )
+    return any(w.lower() not in STOPWORDS for pair in beside for w in pair if w)
 
 
 def _kind_of_things(
