@@ -6,7 +6,9 @@ For one event it decides, in order:
    is nearest to the event's topic vector, at cosine >= assign_similarity, gets ``REINFORCES
    event -> concept`` plus an UPDATE_NODE counting the member and adding new salient keywords
    (attrs only: the label vector does not move), which also renames the concept from its
-   members at growth milestones (``naming.next_naming``: 4, 8, 16, ... members). Candidates:
+   members at growth milestones (``naming.next_naming``: 4, 8, 16, ... members) and when
+   a member joins whose title writes a one-word name in full ("surprise party" for
+   "Surprise"; that member is read, the milestones stay). Candidates:
    the TOPIC index's kNN and the concepts of the context. Comparing with a concept's members,
    not its label, keeps a concept to the theme its events share.
 2. **Online clustering**: otherwise unassigned events in the POOL index (topic vectors) with
@@ -194,7 +196,9 @@ class HeuristicPlanner:
 
     def _refresh_keywords(self, request: PlanRequest, build: _Builder, concept: Node) -> None:
         """Count the new member, add its fresh keywords, and rename the concept from its
-        members when it has grown enough since it was last named (see ``next_naming``)."""
+        members when it has grown enough since it was last named (see ``next_naming``), or
+        when the new member's title writes its one-word name in full (a calendar entry
+        "Leonie's 40th - surprise party" joining the chat "Leonie 40 (surprise!)")."""
         known = [str(k) for k in concept.attrs.get("keywords", [])]
         fresh = [k for k in keywords(request.event.text, 5, exclude=[concept.tenant])
                  if k not in known]  # fmt: skip
@@ -206,10 +210,14 @@ class HeuristicPlanner:
             attrs["keywords"] = (known + fresh)[:CONCEPT_KEYWORDS]
             reasons.append(f"New evidence adds the keywords {', '.join(fresh)}.")
         title = None
-        if members >= next_naming(named_at):
+        grown = members >= next_naming(named_at)
+        in_full = not grown and self.namer.titles_in_full(concept.title, request.event_node)
+        if grown or in_full:
             ids = [*self.namer.concept_members(request.memory, concept.id), request.event_node.id]
-            label = self.namer.label_concept(request.memory, ids, concept.id)
-            attrs["named_at"] = members
+            joining = request.event_node.id if in_full else None
+            label = self.namer.label_concept(request.memory, ids, concept.id, joining)
+            if grown:
+                attrs["named_at"] = members
             if label != concept.title:
                 title = label
                 reasons.append(

@@ -194,6 +194,64 @@ def test_a_lone_head_stays_when_its_phrase_is_one_members_detail(
     assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Claim"
 
 
+PARTY = [
+    ("Mara 50 (surprise!)", "Reminder: it's a surprise. Saturday at Café Rosa, she thinks "
+     "we go out for dinner."),
+    ("Mara 50 (surprise!)", "Gift idea: a sailing weekend for two, 20 € each. Please pay by "
+     "Wednesday."),
+    ("Mara 50 (surprise!)", "Paid! Who is bringing the candles for the surprise?"),
+    ("Mara 50 (surprise!)", "All paid, the sailing weekend is booked. Keep the surprise!"),
+    ("Mara's 50th - surprise party", "Back room at Café Rosa for the surprise. Bring the "
+     "voucher for the sailing weekend."),
+]  # fmt: skip
+PAGES = [
+    ("Related work", "Rewrote the related work section: it is now 0.9 pages, 0.2 over."),
+    ("Writing sprint", "I cut section 5 from 1.6 to 1.1 pages and moved the table."),
+    ("Page count", "The full PDF is 9.4 pages against a 9-page limit."),
+    ("Proofread", "Final proofread done: 9.0 pages, every figure referenced."),
+]
+
+
+def test_a_word_the_titles_say_alone_takes_the_phrase_one_title_writes_it_in(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """A group chat named "Mara 50 (surprise!)" and the calendar entry "Mara's 50th -
+    surprise party": the entry names in full what the chat's name says by one word."""
+    assert ranked(PARTY, minilm, parser)[0] == "Surprise party"
+
+
+def test_a_word_only_the_bodies_say_keeps_its_name_beside_one_titles_phrase(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """ "9.4 pages" in the bodies and one note titled "Page count": no title says the pages
+    by the word alone, so that title is no fuller name of what the members speak of."""
+    assert ranked(PAGES, minilm, parser)[0] != "Page count"
+
+
+@pytest.mark.parametrize(
+    ("label", "title", "in_full"),
+    [
+        ("Surprise", "Mara's 50th - surprise party", True),
+        ("Surprise", "Mara 50 (surprise!)", False),  # the word alone
+        ("Club", "Club run - Laufgruppe Volkspark", False),  # "run" is read as a verb
+        ("Water damage", "Re: Water damage bathroom ceiling", False),  # no one-word label
+    ],
+)
+def test_a_title_names_a_one_word_label_in_full_where_it_writes_a_phrase_with_it(
+    namer: Namer, label: str, title: str, in_full: bool
+) -> None:
+    event = Node(
+        id="e1",
+        kind=NodeKind.EVENT,
+        tenant="alice",
+        title=title,
+        text="See you there.",
+        created_at=T0,
+        updated_at=T0,
+    )
+    assert namer.titles_in_full(label, event) is in_full
+
+
 # ------------------------------------------------------ a numbered thing's kind
 MOULD = [
     ("Re: Mould, Lindenweg 12, apartment 4.1", "We will send someone to inspect the mould."),

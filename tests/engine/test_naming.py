@@ -254,6 +254,38 @@ async def test_a_concept_is_renamed_at_its_growth_milestones_only(
     assert titles[2] == planner.namer.label_concept(memory, members[:4], concept.id)
 
 
+async def test_a_concept_is_named_again_when_a_title_writes_its_one_word_name_in_full(
+    embedder: HashingEmbedder, make_event: MakeEvent
+) -> None:
+    """A group chat named "Mara 50 (surprise!)" makes the folder "Surprise"; the calendar
+    entry "Mara's 50th - surprise party" joins before the next growth milestone and names
+    it in full. The milestones stay where they were."""
+    config = EngineConfig(assign_similarity=0.15, pair_similarity=0.3)
+    engine = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
+    memory = engine.new_memory("alice")
+    chats = [
+        ("Reminder: it's a surprise. Saturday at Café Rosa, she thinks we go out for dinner."),
+        ("Gift idea: a sailing weekend for two, 20 € each. Please pay by Wednesday."),
+        ("Paid! Who is bringing the candles for the surprise?"),
+        ("All paid, the sailing weekend is booked. Keep the surprise!"),
+    ]
+    for body in chats:
+        await engine.fold(memory, make_event("Mara 50 (surprise!)", body, source="chat"))
+    (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
+    assert concept.title == "Surprise"
+    named_at = int(concept.attrs["named_at"])
+    entry = make_event(
+        "Mara's 50th - surprise party",
+        "Back room at Café Rosa for the surprise. Bring the voucher for the sailing weekend.",
+        source="calendar",
+    )
+    await engine.fold(memory, entry)
+    (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
+    assert int(concept.attrs["members"]) < next_naming(named_at)
+    assert concept.title == "Surprise party"
+    assert int(concept.attrs["named_at"]) == named_at
+
+
 # ------------------------------------------------------------------- titles
 def test_actions_are_imperatives_of_what_the_text_asks(parser: PhraseParser) -> None:
     found = actions(

@@ -14,6 +14,7 @@ label (the LLM's, or anything else) is not a folder name.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -87,14 +88,18 @@ class _Stats:
     counted: Counter[str] = field(default_factory=Counter)  # uses right after a number
     numbered: Counter[str] = field(default_factory=Counter)  # uses right before a number
     uses: Counter[str] = field(default_factory=Counter)
+    word_df: Counter[str] = field(default_factory=Counter)  # members using a word in a phrase
 
 
 def _stats(analyses: Sequence[Analysis]) -> _Stats:
+    """What the members write: per phrase key, how many members use it, its head and its
+    forms; per word, how many members use it in any phrase."""
     stats = _Stats(members=len(analyses))
     written = {p.key for a in analyses for p in a.phrases}
     for analysis in analyses:
         phrases = _phrases(analysis, written)
         stats.df.update({p.key for p in phrases})
+        stats.word_df.update({w for p in phrases for w in p.key.split()})
         stats.head_df.update({p.head for p in phrases})
         stats.in_title.update({p.key for p in phrases if p.in_title})
         stats.title_heads.update({p.head for p in phrases if p.in_title})
@@ -197,7 +202,7 @@ def rank_labels(
     scored = sorted(((c.score, c.label) for c in pool.candidates), key=lambda i: (-i[0], i[1]))
     key_of = {c.label: c.key for c in pool.candidates}
     scored = _maximal(scored, stats, key_of)
-    scored = _with_modifier(scored, key_of, analyses, stats, pool.eligible, pool.forms)
+    scored = _with_modifier(scored, key_of, stats, pool.eligible, pool.forms)
     return _kind_of_things(scored, key_of, stats)
 
 
@@ -371,7 +376,6 @@ def _maximal(
 def _with_modifier(
     scored: list[tuple[float, str]],
     key_of: dict[str, str],
-    analyses: Sequence[Analysis],
     stats: _Stats,
     eligible: Sequence[str],
     forms: dict[str, str],
@@ -383,8 +387,7 @@ def _with_modifier(
     word = key_of.get(top, "")
     if not word or " " in word:
         return scored
-    written = {p.key for a in analyses for p in a.phrases}
-    users = sum(any(word in p.key.split() for p in _phrases(a, written)) for a in analyses)
+    users = stats.word_df[word]
     phrases = [
         key
         for key in eligible
@@ -393,9 +396,41 @@ def _with_modifier(
         and stats.df[key] >= max(MODIFIER_MEMBERS, MODIFIER_SHARE * users)
     ]
     if not phrases:
+        phrases = _titled_whole(word, stats, eligible)
+    if not phrases:
         return scored
     best = surface(forms[max(phrases, key=lambda k: (stats.df[k], k))], stats.lower_words)
     return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
+
+
+def _titled_whole(word: str, stats: _Stats, eligible: Sequence[str]) -> list[str]:
+    """The one phrase a member's title writes a lone word in, when other titles say it by
+    the word alone and no member writes it in any other phrase: that title names in full
+    what the others title by one word ("Leonie's 40th - surprise party" beside a chat named
+    "Leonie 40 (surprise!)"). A word only the bodies say ("9.4 pages") is no title's topic,
+    and one title's "Page count" no fuller name of it."""
+    if not stats.in_title[word]:
+        return []
+    longer = {k for k in stats.df if k != word and word in k.split()}
+    if len(longer) != 1:
+        return []
+    (key,) = longer
+    if len(key.split()) != 2 or not stats.in_title[key] or key not in eligible:
+        return []
+    return [key]
+
+
+def writes_in_full(label: str, title: str) -> bool:
+    """A one-word label that the title writes beside another word ("Surprise" in "Leonie's
+    40th - surprise party"): the title may name in full what the folder says by one word,
+    so the folder is named again when such an event joins it."""
+    word = label.strip()
+    if not word or " " in word:
+        return False
+    beside = re.findall(
+        rf"([^\W\d_]+) {re.escape(word)}\b|\b{re.escape(word)} ([^\W\d_]+)", title, re.IGNORECASE
+    )
+    return any(w.lower() not in STOPWORDS for pair in beside for w in pair if w)
 
 
 def _kind_of_things(

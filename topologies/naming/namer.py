@@ -44,6 +44,7 @@ from topologies.naming.labels import (
     label_candidates,
     label_problem,
     rank_labels,
+    writes_in_full,
 )
 from topologies.naming.occasions import agreed_occasion
 from topologies.naming.phrases import (
@@ -218,26 +219,51 @@ class Namer:
         return topics.member_events(memory, concept)
 
     def label_concept(
-        self, memory: TenantMemory, member_ids: Sequence[str], concept_id: str | None = None
+        self,
+        memory: TenantMemory,
+        member_ids: Sequence[str],
+        concept_id: str | None = None,
+        joining: str | None = None,
     ) -> str:
-        """The folder name of a concept with these member events (see labels.py)."""
+        """The folder name of a concept with these member events (see labels.py);
+        ``joining``: an event node id read whatever its centrality (the member whose title
+        asked for the naming)."""
         started = time.process_time()
         try:
-            return self._label(memory, member_ids, concept_id)
+            return self._label(memory, member_ids, concept_id, joining)
         finally:
             self.namings += 1
             self.cpu_seconds += time.process_time() - started
 
     def _label(
-        self, memory: TenantMemory, member_ids: Sequence[str], concept_id: str | None
+        self,
+        memory: TenantMemory,
+        member_ids: Sequence[str],
+        concept_id: str | None,
+        joining: str | None = None,
     ) -> str:
-        members, vectors = self._events(memory, member_ids)
+        keep = (lambda node: node.id == joining) if joining else None
+        members, vectors = self._events(memory, member_ids, keep=keep)
         if not members:
             return UNTITLED
         ranked = rank_labels(*self._label_inputs(memory, members, vectors, concept_id))
         if ranked:
             return ranked[0][1]
         return label_from_texts([n.embed_text for n in members], exclude=[memory.tenant])
+
+    def titles_in_full(self, label: str, event: Node) -> bool:
+        """Whether the event's title writes a one-word label as a two-word noun phrase
+        ("surprise party" for "Surprise"): it may name in full what the folder says by one
+        word, so the folder is named again with it. Only a title that writes the word beside
+        another is parsed."""
+        if not writes_in_full(label, event.title):
+            return False
+        (analysis,) = self.parser.analyse_nodes([event])
+        word = label.strip().casefold()
+        return any(
+            p.in_title and len(p.key.split()) == 2 and word in p.key.split()
+            for p in analysis.phrases
+        )
 
     def label_candidates(
         self, memory: TenantMemory, member_ids: Sequence[str], concept_id: str | None = None
