@@ -151,6 +151,8 @@ class KafkaWorker:
                 end = consumer.highwater(tp)
             except Exception:  # not known yet
                 continue
+            if end is None:  # not fetched yet (aiokafka answers None before the first fetch)
+                continue
             last = read.get(tp)
             yield (
                 tp.topic,
