@@ -56,6 +56,11 @@ class Changelog:
         )
         return records + tombstones
 
+    async def hand_over(self) -> None:
+        """Return once the records written so far are in the Kafka producer, which Faust
+        flushes before it commits offsets (a fold's, whose offset is acknowledged next)."""
+        await self.state.handed_over()
+
     async def settle(self, tenant: str) -> None:
         """Wait for the changelog sends of the tenant's last write, then seal it. If that
         fails, the memory (ahead of the changelog) is reloaded. The caller holds the tenant's

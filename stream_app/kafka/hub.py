@@ -126,6 +126,12 @@ class KafkaHub(HubReads, KafkaPrivacy):
         """One admitted event's fold; the caller holds the tenant's lock. The raw event
         reaches the changelog before any planner runs; the intents are confirmed on their
         topic before the state that says "folded"."""
+        try:
+            return await self._fold_written(event)
+        finally:  # in the producer before the agent acknowledges the event's offset
+            await self.changelog.hand_over()
+
+    async def _fold_written(self, event: RawEvent) -> FoldResult:
         started = time.perf_counter()
         memory = self.state.memory(event.tenant)
         try:

@@ -38,6 +38,7 @@ from stream_app.kafka.codec import (
     split_key,
     table_key,
 )
+from stream_app.kafka.sender import ChangelogSender
 from topologies.config import AnnConfig
 from topologies.memory import ChangeSet, TenantMemory
 
@@ -233,6 +234,13 @@ class KafkaTenantState:
             self.partition_of(tenant), key, marker
         )
         return sent
+
+    async def handed_over(self) -> None:
+        """Return once every record written so far is in the Kafka producer: a
+        :class:`ChangelogSender` queues them (a table that sends at once has nothing to wait
+        for). A writer whose offsets are acknowledged next awaits this first."""
+        if isinstance(self.table, ChangelogSender):
+            await self.table.hand_over()
 
     def take_pending(self) -> list[Awaitable[Any]]:
         pending, self.pending = self.pending, []

@@ -40,6 +40,7 @@ from stream_app.kafka.app import build_faust_app
 from stream_app.kafka.hub import KafkaHub
 from stream_app.kafka.metrics import WorkerMetrics
 from stream_app.kafka.routing import OwnerRouting, Ownership
+from stream_app.kafka.sender import ChangelogSender
 from stream_app.kafka.state import KafkaTenantState
 from stream_app.kafka.topics import DeadLetterTopic, IntentTopic, ensure_topics
 from stream_app.logging import configure_logging
@@ -69,8 +70,10 @@ class KafkaWorker:
         self.ownership = Ownership(
             app, settings.kafka_events_topic, faust_app.changelog_topic, settings.kafka_partitions
         )
+        # the table's changelog records go to the producer directly, in write order
+        sender = ChangelogSender(faust_app.table, faust_app.changelog_topic, lambda: app.producer)
         self.state = KafkaTenantState(
-            cast(Any, faust_app.table),
+            sender,
             self.engine.embedder.dim,
             self.ownership.tenant_partition,
             self.ownership.owns,
@@ -147,6 +150,8 @@ class KafkaWorker:
             try:
                 end = consumer.highwater(tp)
             except Exception:  # not known yet
+                continue
+            if end is None:  # not fetched yet (aiokafka answers None before the first fetch)
                 continue
             last = read.get(tp)
             yield (
