@@ -13,17 +13,22 @@ from test_goal_titles import REVIEW, event, fold, launch, the_intent
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage
 from topologies.embedding import HashingEmbedder
+from topologies.memory import TenantMemory
 
 POSTPONED = datetime(2026, 11, 26, 14, 0, tzinfo=UTC)
 
 
-async def test_a_moved_deadline_is_sent_as_an_update_saying_what_it_was() -> None:
+async def postponed_review() -> tuple[TenantMemory, list[IntentMessage]]:
+    """The launch's review, then a note a day after it that postpones it to 26 Nov."""
     script, events = launch()
     script["l-4"] = Step(["Go/no-go review"], category="work", deadline=POSTPONED)
     text = "The go/no-go review was postponed to 26 Nov, I need to send the deck by 26 Nov"
     events.append(event("l-4", text, REVIEW + timedelta(days=1), "note"))
+    return await fold(script, events)
 
-    memory, messages = await fold(script, events)
+
+async def test_a_moved_deadline_is_sent_as_an_update_saying_what_it_was() -> None:
+    memory, messages = await postponed_review()
 
     updates = [m for m in messages if m.type == "intent.updated"]
     assert updates, [m.type for m in messages]
@@ -36,12 +41,7 @@ async def test_a_moved_deadline_is_sent_as_an_update_saying_what_it_was() -> Non
 
 
 async def test_updates_count_their_revisions_so_each_has_its_own_message_id() -> None:
-    script, events = launch()
-    script["l-4"] = Step(["Go/no-go review"], category="work", deadline=POSTPONED)
-    text = "The go/no-go review was postponed to 26 Nov, I need to send the deck by 26 Nov"
-    events.append(event("l-4", text, REVIEW + timedelta(days=1), "note"))
-
-    _, messages = await fold(script, events)
+    _, messages = await postponed_review()
 
     ids = [m.message_id for m in messages]
     assert len(ids) == len(set(ids))
