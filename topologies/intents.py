@@ -43,7 +43,10 @@ event about it, dated on or after its deadline's day, says something happened or
 (``Signals.decided``: "GO for 1 Dec" after the go/no-go review), the intent is resolved; when
 the person's own event before the deadline says their step was done and names the day the
 rest happens ("Done! Ready for pick-up from 24 Nov"), it is action_scheduled (emitted as
-status changes; no threshold feedback, the person judged nothing). A deadline that has passed
+status changes; no threshold feedback, the person judged nothing), when the step is this
+goal's (``_step_of_the_goal``): what the event reports done names the goal's object, or a
+thing the goal's events name with it (the passport photo), not a neighbouring goal's step of
+the same theme ("Demo went well" does not send the review deck). A deadline that has passed
 stays what the goal was due by (the review's, not the launch's after it) unless an event says
 the date was moved (``Signals.moved``) or an event that speaks of the goal's object names a
 later day it is due by (``_about_the_goal``: the offsite's OKR draft, due 31 Oct, does not
@@ -97,6 +100,7 @@ from topologies.goals import (
     cached_signals,
     content_words,
     date_move,
+    done_reports,
     sentences,
 )
 from topologies.graph import MemoryGraph, decayed_weight
@@ -656,6 +660,7 @@ class IntentEmergence:
             about
             and _step_done(intent, event)
             and (not _due(intent, event) or self._goes_on(memory, cluster, direct, scope))
+            and self._step_of_the_goal(memory, cluster, direct, intent, event, scope.now)
         )
         ops.extend(
             AddEdge(src=c, dst=intent_id, kind=EdgeKind.TRIGGERS, reasoning="supporting concept")
@@ -706,6 +711,24 @@ class IntentEmergence:
             density=round(cluster.density, 3),
             new_support=len(fresh),
         )
+
+    def _step_of_the_goal(
+        self,
+        memory: TenantMemory,
+        cluster: Cluster,
+        direct: set[str],
+        intent: Node,
+        event: Node,
+        now: datetime,
+    ) -> bool:
+        """Whether the step an event reports done is this goal's (``Namer.step_of_goal``): its
+        object, or a thing the goal's events that speak of its object name with it; not a
+        neighbouring goal's step of the same theme (the partner demo went well: the review
+        deck is not sent)."""
+        graph = memory.graph
+        own = self._about_the_goal(memory, cluster, direct, intent, now) - {event.id}
+        texts = [graph.node(e).embed_text for e in sorted(own) if e in graph]
+        return self.namer.step_of_goal(intent.title, done_reports(event), texts)
 
     def _retitle(
         self,
@@ -1024,7 +1047,8 @@ def _step_done(intent: Node, event: Node) -> bool:
     the rest happens ("Done! Express passport, ready from 24 Nov"): the goal's action is
     scheduled (a pending intent becomes action_scheduled; on or after the deadline day only
     while the goal goes on, see ``_reinforce``). A step done for the deadline's own day (the
-    photo for the appointment) schedules nothing new."""
+    photo for the appointment) schedules nothing new. Whose step it was is read apart
+    (``IntentEmergence._step_of_the_goal``)."""
     day = _due_day(intent, event)
     if day is None or intent.status != IntentStatus.PENDING or event.ts is None:
         return False
