@@ -510,9 +510,11 @@ class IntentEmergence:
         words: the day most of them name (the race that the
         registration, the training notes and the race info all give, not the bib pickup the
         day before), then one named with a deadline cue ("by", "due", "before"), then the one
-        named first (a goal's date is set with the goal, the steps towards it are planned
-        later: "the crown must be cemented before we fly on 18 Dec", then the preparation and
-        fitting dates), not merely the soonest date. A day the latest of the goal's own events
+        named first, in the stream and then in that event's words (``_first_named``: a goal's
+        date is set with the goal, the steps towards it are planned later: "the crown must be
+        cemented before we fly on 18 Dec", then the preparation and fitting dates; "Spreeufer
+        10k, Sun 29 Nov" in a title, then "Bib pickup: Sat 28 Nov"), not merely the soonest
+        date. A day the latest of the goal's own events
         moves the goal's date to (an open ``intent``'s; else the day ranked first) comes
         before all of these ("Moving the multi-depot demo to Tuesday 28 April", ``_moved_day``):
         however often the old day was named, it is no longer the goal's date. Otherwise an open
@@ -536,11 +538,10 @@ class IntentEmergence:
                         found[other] = node
         naming, cued = _named_days(graph, own, now)
 
-        def first_named(day: date) -> float:
-            times = [graph.node(e).ts for e in naming.get(day, ())]
-            return min((t.timestamp() for t in times if t is not None), default=math.inf)
+        def first_named(day: date) -> tuple[float, int]:
+            return _first_named(graph, naming.get(day, ()), day)
 
-        def rank(node: Node) -> tuple[int, int, float, float, str]:
+        def rank(node: Node) -> tuple[int, int, tuple[float, int], float, str]:
             day = _day(node)
             when = _anchor(node) or now
             cue = day in cued
@@ -1107,6 +1108,23 @@ def _named_days(
             if mention.deadline:
                 cued.add(day)
     return naming, cued
+
+
+def _first_named(graph: MemoryGraph, events: Iterable[str], day: date) -> tuple[float, int]:
+    """When a day was first named among events: the time of the earliest that names it, and
+    where in its words (the how-many-th date it writes). A goal's date is set with the goal
+    and its steps come after it, in the stream and in one event's words: the registration
+    names "Spreeufer 10k, Sun 29 Nov" in its title and the bib pickup on Sat 28 Nov in its
+    body."""
+    nodes = [n for e in events if (n := graph.get(e)) is not None and n.ts is not None]
+    if not nodes:
+        return math.inf, 0
+    first = min(nodes, key=lambda n: (n.ts or n.created_at, n.id))
+    assert first.ts is not None
+    text = f"{first.title}\n{first.text}"[:MAX_TEXT]
+    mentions = _dates_in(text, first.ts)
+    at = next((i for i, m in enumerate(mentions) if m.when.date() == day), len(mentions))
+    return first.ts.timestamp(), at
 
 
 def _moved_day(
