@@ -19,7 +19,8 @@ an intent's goal):
 - **done** ("sent", "submitted", "paid", "finished", "went well", "thank you all"): dated on or
   after the intent's deadline, the occasion has come and the evidence says it happened, so the
   intent is resolved; in the person's own words before it, beside the day the rest happens
-  ("Done! Ready for pick-up from 24 Nov"), their step is done and the rest is scheduled;
+  ("Done! Ready for pick-up from 24 Nov"), their step is done and the rest is scheduled
+  (``done_reports``: what the event reports done, to tell whose goal's step it was);
 - **decided**: a decision was taken ("GO for 1 Dec", "approved", "decided"): on or after the
   deadline, what was due (a review, a go/no-go) has its outcome, whatever it set for later;
 - **moved**: a date was moved ("postponed to", "rescheduled", "moving ... to"): a deadline that
@@ -193,6 +194,22 @@ def date_move(node: Node) -> Move | None:
 def sentences(text: str) -> list[str]:
     """The text's sentences and lines (split at . ! ? ; and line ends)."""
     return _SENTENCE.findall(text)
+
+
+def done_reports(node: Node) -> list[str]:
+    """What an event reports done, one entry per sentence that says it ("Demo went well"); a
+    cue that names nothing by itself ("Done!") reports what the next sentence names ("Express
+    passport, ready from 24 Nov"). Which goal's step was done is read in these, not in the
+    rest of the event (the partner demo's notes also speak of the feed and the load test)."""
+    parts = sentences(f"{node.title}\n{node.text}"[:MAX_TEXT])
+    reports: list[str] = []
+    for at, sentence in enumerate(parts):
+        cue = _DONE.search(sentence)
+        if cue is None:
+            continue
+        bare = not content_words(sentence[: cue.start()] + " " + sentence[cue.end() :])
+        reports.append((parts[at + 1] if bare and at + 1 < len(parts) else sentence).strip())
+    return reports
 
 
 def content_words(text: str) -> frozenset[str]:

@@ -43,7 +43,10 @@ event about it, dated on or after its deadline's day, says something happened or
 (``Signals.decided``: "GO for 1 Dec" after the go/no-go review), the intent is resolved; when
 the person's own event before the deadline says their step was done and names the day the
 rest happens ("Done! Ready for pick-up from 24 Nov"), it is action_scheduled (emitted as
-status changes; no threshold feedback, the person judged nothing). A deadline that has passed
+status changes; no threshold feedback, the person judged nothing), when the step is this
+goal's (``_step_of_the_goal``): what the event reports done names the goal's object, or a
+thing the goal's events name with it (the passport photo), not a neighbouring goal's step of
+the same theme ("Demo went well" does not send the review deck). A deadline that has passed
 stays what the goal was due by (the review's, not the launch's after it) unless an event says
 the date was moved (``Signals.moved``) or an event that speaks of the goal's object names a
 later day it is due by (``_about_the_goal``: the offsite's OKR draft, due 31 Oct, does not
@@ -97,6 +100,7 @@ from topologies.goals import (
     cached_signals,
     content_words,
     date_move,
+    done_reports,
     sentences,
 )
 from topologies.graph import MemoryGraph, decayed_weight
@@ -506,9 +510,11 @@ class IntentEmergence:
         words: the day most of them name (the race that the
         registration, the training notes and the race info all give, not the bib pickup the
         day before), then one named with a deadline cue ("by", "due", "before"), then the one
-        named first (a goal's date is set with the goal, the steps towards it are planned
-        later: "the crown must be cemented before we fly on 18 Dec", then the preparation and
-        fitting dates), not merely the soonest date. A day the latest of the goal's own events
+        named first, in the stream and then in that event's words (``_first_named``: a goal's
+        date is set with the goal, the steps towards it are planned later: "the crown must be
+        cemented before we fly on 18 Dec", then the preparation and fitting dates; "Spreeufer
+        10k, Sun 29 Nov" in a title, then "Bib pickup: Sat 28 Nov"), not merely the soonest
+        date. A day the latest of the goal's own events
         moves the goal's date to (an open ``intent``'s; else the day ranked first) comes
         before all of these ("Moving the multi-depot demo to Tuesday 28 April", ``_moved_day``):
         however often the old day was named, it is no longer the goal's date. Otherwise an open
@@ -532,11 +538,10 @@ class IntentEmergence:
                         found[other] = node
         naming, cued = _named_days(graph, own, now)
 
-        def first_named(day: date) -> float:
-            times = [graph.node(e).ts for e in naming.get(day, ())]
-            return min((t.timestamp() for t in times if t is not None), default=math.inf)
+        def first_named(day: date) -> tuple[float, int]:
+            return _first_named(graph, naming.get(day, ()), day)
 
-        def rank(node: Node) -> tuple[int, int, float, float, str]:
+        def rank(node: Node) -> tuple[int, int, tuple[float, int], float, str]:
             day = _day(node)
             when = _anchor(node) or now
             cue = day in cued
@@ -656,6 +661,7 @@ class IntentEmergence:
             about
             and _step_done(intent, event)
             and (not _due(intent, event) or self._goes_on(memory, cluster, direct, scope))
+            and self._step_of_the_goal(memory, cluster, direct, intent, event, scope.now)
         )
         ops.extend(
             AddEdge(src=c, dst=intent_id, kind=EdgeKind.TRIGGERS, reasoning="supporting concept")
@@ -706,6 +712,24 @@ class IntentEmergence:
             density=round(cluster.density, 3),
             new_support=len(fresh),
         )
+
+    def _step_of_the_goal(
+        self,
+        memory: TenantMemory,
+        cluster: Cluster,
+        direct: set[str],
+        intent: Node,
+        event: Node,
+        now: datetime,
+    ) -> bool:
+        """Whether the step an event reports done is this goal's (``Namer.step_of_goal``): its
+        object, or a thing the goal's events that speak of its object name with it; not a
+        neighbouring goal's step of the same theme (the partner demo went well: the review
+        deck is not sent)."""
+        graph = memory.graph
+        own = self._about_the_goal(memory, cluster, direct, intent, now) - {event.id}
+        texts = [graph.node(e).embed_text for e in sorted(own) if e in graph]
+        return self.namer.step_of_goal(intent.title, done_reports(event), texts)
 
     def _retitle(
         self,
@@ -1024,7 +1048,8 @@ def _step_done(intent: Node, event: Node) -> bool:
     the rest happens ("Done! Express passport, ready from 24 Nov"): the goal's action is
     scheduled (a pending intent becomes action_scheduled; on or after the deadline day only
     while the goal goes on, see ``_reinforce``). A step done for the deadline's own day (the
-    photo for the appointment) schedules nothing new."""
+    photo for the appointment) schedules nothing new. Whose step it was is read apart
+    (``IntentEmergence._step_of_the_goal``)."""
     day = _due_day(intent, event)
     if day is None or intent.status != IntentStatus.PENDING or event.ts is None:
         return False
@@ -1083,6 +1108,23 @@ def _named_days(
             if mention.deadline:
                 cued.add(day)
     return naming, cued
+
+
+def _first_named(graph: MemoryGraph, events: Iterable[str], day: date) -> tuple[float, int]:
+    """When a day was first named among events: the time of the earliest that names it, and
+    where in its words (the how-many-th date it writes). A goal's date is set with the goal
+    and its steps come after it, in the stream and in one event's words: the registration
+    names "Spreeufer 10k, Sun 29 Nov" in its title and the bib pickup on Sat 28 Nov in its
+    body."""
+    nodes = [n for e in events if (n := graph.get(e)) is not None and n.ts is not None]
+    if not nodes:
+        return math.inf, 0
+    first = min(nodes, key=lambda n: (n.ts or n.created_at, n.id))
+    assert first.ts is not None
+    text = f"{first.title}\n{first.text}"[:MAX_TEXT]
+    mentions = _dates_in(text, first.ts)
+    at = next((i for i, m in enumerate(mentions) if m.when.date() == day), len(mentions))
+    return first.ts.timestamp(), at
 
 
 def _moved_day(

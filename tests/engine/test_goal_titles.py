@@ -14,7 +14,7 @@ from schemas.intents import IntentMessage, IntentStatus
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
-from topologies.goals import event_signals
+from topologies.goals import done_reports, event_signals
 from topologies.memory import TenantMemory, event_node_id
 from topologies.naming import Namer
 from topologies.naming.phrases import PhraseParser
@@ -284,6 +284,44 @@ async def test_anothers_report_or_a_step_without_a_day_leaves_the_goal_pending()
     undated = event("p-4", "Done! Express passport applied.", when, "note")
     memory, _ = await fold(*passport(undated))
     assert the_intent(memory).status == IntentStatus.PENDING
+
+
+async def test_a_neighbouring_step_done_leaves_the_goal_pending() -> None:
+    """The partner demo went well and the feed moves on 16 Nov: the demo is a step of the
+    launch, not of sending the review deck, so the deck is not action_scheduled."""
+    script, events = launch()
+    demo = "Partner demo went well. Their feed job moves to 06:00 from 16 Nov."
+    script["demo"] = Step(["Go/no-go review"], category="work")
+    events.append(event("demo", demo, datetime(2026, 11, 11, 11, 40, tzinfo=UTC), "note"))
+    memory, messages = await fold(script, events)
+    assert the_intent(memory).status == IntentStatus.PENDING
+    assert [m.type for m in messages] == ["intent.created"]
+
+
+async def test_a_stated_step_of_the_goal_done_with_the_rest_dated_is_action_scheduled() -> None:
+    """The photo the person said to bring to the passport appointment is done, the
+    appointment has its day: a step of this goal, named by its events with the passport."""
+    done = event(
+        "p-4",
+        "Photo done at the studio. Bring the code to the Bürgeramt on 17 Nov.",
+        datetime(2026, 11, 12, 12, 50, tzinfo=UTC),
+        "note",
+    )
+    memory, _ = await fold(*passport(done))
+    assert the_intent(memory).status == IntentStatus.ACTION_SCHEDULED
+
+
+def test_a_bare_done_reports_what_the_next_sentence_names() -> None:
+    from topologies.engine import event_to_node
+
+    def reports(text: str) -> list[str]:
+        return done_reports(event_to_node(event("x", text, T0, "chat"), "n-x"))
+
+    assert reports("Done! Express passport, ready from 24 Nov. I'll add it") == [
+        "Express passport, ready from 24 Nov"
+    ]
+    assert reports("Partner demo went well. Feed moves to 16 Nov") == ["Partner demo went well"]
+    assert reports("The feed moves to 16 Nov") == []
 
 
 def test_decision_and_moved_cues() -> None:

@@ -59,6 +59,22 @@ async def test_the_deadline_is_the_day_the_evidence_keeps_naming_not_the_soonest
     assert intent.title.endswith("(by 29 Nov)")
 
 
+async def test_of_two_days_named_as_often_the_deadline_is_the_one_written_first() -> None:
+    """Every event names the race and the bib pickup the day before it, the race first (a
+    registration's title, then its details): the goal's date is the race's."""
+    texts = [
+        ("run-0", "Registration confirmed: city 10k on 29 Nov. Bib pickup 28 Nov", "email", BIB),
+        ("run-1", "Race info: city 10k on 29 Nov. Bib pickup is on 28 Nov", "email", RACE),
+        ("run-2", "I need to be ready for the 10k on 29 Nov, bib pickup 28 Nov", "note", BIB),
+        ("run-3", "I'll run the 10k on 29 Nov and pick up the bib on 28 Nov", "note", RACE),
+    ]
+    script = {i: Step(["10k race"], category="health", deadline=d) for i, _, _, d in texts}
+    events = [event(i, t, T0 + timedelta(days=n), s) for n, (i, t, s, _) in enumerate(texts)]
+    memory, _ = await fold(script, events)
+    intent = the_intent(memory)
+    assert intent.deadline is not None and intent.deadline.date() == RACE.date()
+
+
 # ------------------------------------------------------------------------ resolution
 def party(after: tuple[str, datetime]) -> tuple[dict[str, Step], list[RawEvent]]:
     texts = [

@@ -35,6 +35,7 @@ from schemas.errors import ConfigError
 from schemas.graph import EdgeKind, Node, NodeKind
 from topologies import topics
 from topologies.embedding import Embedder
+from topologies.goals import sentences
 from topologies.memory import TenantMemory
 from topologies.naming.labels import (
     UNTITLED,
@@ -115,6 +116,12 @@ def writes_any(text: str, forms: Sequence[str]) -> bool:
     """Whether the text holds any of the (lower-case) forms, in any case."""
     lowered = text.lower()
     return any(form in lowered for form in forms)
+
+
+def _word_pattern(words: Sequence[str]) -> re.Pattern[str]:
+    """Any of the words, written as a word of its own, in any case."""
+    alternatives = "|".join(re.escape(word) for word in words)
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
 
 
 def _is_address(name: str, texts: Sequence[str]) -> bool:
@@ -694,6 +701,39 @@ class Namer:
             node.id
             for node, analysis in zip(nodes, analyses, strict=True)
             if spoken_of(head, [analysis], [node.embed_text])
+        }
+
+    def step_of_goal(self, title: str, reports: Sequence[str], texts: Sequence[str]) -> bool:
+        """Whether what an event reports done (``goals.done_reports``) is a step of the goal
+        the title names: the report names the thing the title's action is done to ("Done!
+        Express passport, ready from 24 Nov"), or a thing that the goal's own events
+        (``texts``) name in one sentence with it, one of its stated steps ("Biometric photo
+        done" beside "Passport photo Thu lunch"). A neighbouring goal's step is not ("Demo went
+        well": no event of the review deck speaks of the partner demo). True when the title
+        names no object."""
+        head = self.title_object(title)
+        if not head:
+            return True
+        goal = _word_pattern(noun_forms(head))
+        if any(goal.search(report) for report in reports):
+            return True
+        things = {w for report in reports for w in self._nouns(report)} - {head}
+        if not things:
+            return False
+        step = _word_pattern(sorted(things))
+        return any(
+            goal.search(sentence) and step.search(sentence)
+            for text in texts
+            for sentence in sentences(text)
+        )
+
+    def _nouns(self, text: str) -> set[str]:
+        """The lower-cased nouns of a short text and their lemmas, no stopword."""
+        return {
+            form
+            for token in self.parser.parse(text)
+            if token.pos_ in ("NOUN", "PROPN") and token.lower_ not in STOPWORDS
+            for form in (token.lower_, token.lemma_.lower())
         }
 
     def better_goal(
