@@ -135,6 +135,13 @@ def test_a_renamed_label_is_replaced_by_the_current_one() -> None:
     assert text.replace("(Passport renewal, Booking)", "(Passport, Booking)") == describe_two()
 
 
+def test_a_renamed_label_gives_its_place_to_one_label_not_to_the_goals_weaker_supporters() -> None:
+    events = [event_node("e1", "Passport expires in March", 2)]
+    text = relabelled(describe(events, ["Passport"], None), ["Passport application", "Plumber"])
+    assert text is not None
+    assert named_labels(text) == ["Passport application"]
+
+
 def test_consolidation_keeps_an_intents_description_to_labels_that_exist(
     embedder: HashingEmbedder,
 ) -> None:

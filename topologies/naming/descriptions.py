@@ -28,7 +28,10 @@ def named_labels(description: str) -> list[str]:
 def relabelled(description: str, labels: Sequence[str]) -> str | None:
     """The description naming ``labels`` (the supporting concepts' current ones, strongest
     first) instead of labels that no longer exist; None when it needs no change: every label
-    it names is among ``labels`` (or it names none)."""
+    it names is among ``labels`` (or it names none). A label that exists keeps its place and a
+    gone one gives its place to the strongest current label not named yet, so a description
+    naming one concept ("Passport") names one after its rename ("Passport application"), not
+    the goal's weaker supporters beside it."""
     found = _ABOUT.search(description)
     if found is None:
         return None
@@ -36,6 +39,8 @@ def relabelled(description: str, labels: Sequence[str]) -> str | None:
     named = named_labels(description)
     if all(label in current for label in named):
         return None  # names none, or only labels that exist
-    about = ", ".join(current[:MAX_NAMED])
+    spare = iter([label for label in current if label not in named])
+    kept = [label if label in current else next(spare, "") for label in named]
+    about = ", ".join([label for label in kept if label][:MAX_NAMED])
     sentence = f"{found.group(1)} ({about})." if about else f"{found.group(1)}."
     return description[: found.start()] + sentence + description[found.end() :]
