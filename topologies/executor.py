@@ -347,8 +347,9 @@ class PlanExecutor:
             value = getattr(op, name)
             if value is not None:
                 changes[name] = value
-        if op.attrs:
-            changes["attrs"] = {**node.attrs, **op.attrs}
+        if op.attrs:  # the revision counter is the engine's: no plan sets or resets it
+            attrs = {k: v for k, v in op.attrs.items() if k != INTENT_REVISION_ATTR}
+            changes["attrs"] = {**node.attrs, **attrs}
         if node.kind == NodeKind.INTENT and _renames(node, op):
             self._count_revision(node, scope, changes)
         if op.status is not None and op.status != node.status:
@@ -375,7 +376,7 @@ class PlanExecutor:
             return
         attrs = changes.get("attrs")
         merged = dict(attrs) if isinstance(attrs, dict) else dict(node.attrs)
-        revision = merged.get(INTENT_REVISION_ATTR, 0)
+        revision = node.attrs.get(INTENT_REVISION_ATTR, 0)
         merged[INTENT_REVISION_ATTR] = (revision if isinstance(revision, int) else 0) + 1
         changes["attrs"] = merged
 

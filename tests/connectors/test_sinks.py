@@ -220,6 +220,21 @@ def test_an_update_of_the_deadline_alone_says_the_deadline_moved() -> None:
     assert describe(moved).startswith("[alice] intent deadline moved from 2024-03-01: ")
 
 
+def test_a_title_that_changes_only_its_deadline_is_no_rename() -> None:
+    moved = message(5).model_copy(
+        update={
+            "type": "intent.updated",
+            "intent": message(5).intent.model_copy(update={"title": "Sign the lease (by 8 Mar)"}),
+            "previous_status": IntentStatus.PENDING,
+            "previous_title": "Sign the lease (by 1 Mar)",
+            "previous_deadline": datetime(2024, 3, 1, tzinfo=UTC),
+            "revision": 1,
+        }
+    )
+
+    assert describe(moved).startswith("[alice] intent deadline moved from 2024-03-01: ")
+
+
 async def test_jsonl_sink_appends(tmp_path: Path) -> None:
     path = tmp_path / "out" / "intents.jsonl"
     for batch in ([message(1), message(2)], [message(3)]):

@@ -12,8 +12,12 @@ from test_goal_titles import REVIEW, event, fold, launch, the_intent
 
 from schemas.graph import NodeKind
 from schemas.intents import IntentMessage
+from schemas.plans import UpdateNode, UpdatePlan
+from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
+from topologies.executor import PlanExecutor
 from topologies.memory import TenantMemory
+from topologies.scope import INTENT_REVISION_ATTR, FoldScope
 
 POSTPONED = datetime(2026, 11, 26, 14, 0, tzinfo=UTC)
 
@@ -70,3 +74,20 @@ async def test_a_consumer_applying_the_messages_in_order_holds_the_graphs_intent
             node.status,
         )
     assert any(m.type == "intent.updated" for m in held.values())
+
+
+async def test_a_plan_cannot_reset_the_revision_its_message_ids_count_with() -> None:
+    """A planner's attrs (an LLM's, say) carrying "revision" leave the engine's counter alone:
+    a reset would give a later update the message id of an earlier one, which a notifier
+    that delivers each id once would drop."""
+    memory, _ = await postponed_review()
+    intent = the_intent(memory)
+    before = intent.attrs[INTENT_REVISION_ATTR]
+    executor = PlanExecutor(HashingEmbedder(dim=256), EngineConfig())
+    rename = UpdateNode(id=intent.id, title="Brief support", attrs={INTENT_REVISION_ATTR: 0})
+    scope = FoldScope("alice", "l-5", None, REVIEW + timedelta(days=2))
+
+    with memory.transaction():
+        executor.apply(memory, UpdatePlan(ops=[rename], planner="llm"), scope)
+
+    assert the_intent(memory).attrs[INTENT_REVISION_ATTR] == before + 1
