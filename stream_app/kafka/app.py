@@ -11,6 +11,7 @@ from typing import Any
 
 import faust
 
+from stream_app.kafka.recovery import SeekedTableManager
 from stream_app.settings import Settings
 
 STATE_TABLE = "state"
@@ -73,6 +74,8 @@ def build_faust_app(settings: Settings, url: str) -> FaustApp:
         producer_max_batch_size=4 * 1024 * 1024,
         producer_max_request_size=8 * 1024 * 1024,
         producer_linger=0.005,
+        # events are read from their committed offsets after a recovery (kafka/recovery.py)
+        TableManager=SeekedTableManager,
     )
     return FaustApp(
         app=app,

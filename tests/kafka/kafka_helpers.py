@@ -46,6 +46,7 @@ class Cluster:
     broker: str
     tmp: Path
     partitions: int = 4
+    fold_batch_size: int = 1  # FOLDMEM_KAFKA_FOLD_BATCH_SIZE of its workers
     name: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     workers: list[Worker] = field(default_factory=list)
 
@@ -85,6 +86,7 @@ class Cluster:
             FOLDMEM_API_PORT=str(api_port),
             FOLDMEM_DATA_DIR=str(self.tmp / "data"),
             FOLDMEM_LOG_LEVEL="info",
+            FOLDMEM_KAFKA_FOLD_BATCH_SIZE=str(self.fold_batch_size),
         )
         return env
 

@@ -117,9 +117,11 @@ async def test_events_to_intents_api_and_deadletter(cluster: Cluster) -> None:
         )
 
 
+@pytest.mark.parametrize("fold_batch_size", [1, 64], ids=["one_at_a_time", "batches_of_64"])
 async def test_kill9_then_new_worker_loses_nothing_and_applies_nothing_twice(
-    cluster: Cluster,
+    cluster: Cluster, fold_batch_size: int
 ) -> None:
+    cluster.fold_batch_size = fold_batch_size
     streams = make_streams(4, 30)
     events = interleave(streams)
     first = cluster.start_worker()
