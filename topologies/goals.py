@@ -10,8 +10,9 @@ calendar entry, a formal email, a chat message):
   "must", "going to", "plan to"), an arrangement made (a booking, an appointment, a
   reservation, a registration, something scheduled or confirmed), or a request to act
   ("please confirm", "can you send", "remind me", "don't forget");
-- **a problem**: something broken, failing, late, hurting, blocked or complained about. Once
-  is an incident; coming back on other days, it is a problem the person keeps returning to.
+- **a problem**: something broken, failing, late, hurting, blocked or complained about, or a
+  symptom of the body (swollen, sore, a flare, an injury, a fever). Once is an incident;
+  coming back on other days, it is a problem the person keeps returning to.
 
 Three more cues say how a goal stands (``topologies/intents.py`` reads them in an event about
 an intent's goal):
@@ -64,6 +65,8 @@ _COMMIT = re.compile(
 _PROBLEM = re.compile(
     r"\b(?:problems?|issues?|broken|broke|breaks|fail(?:s|ed|ing|ure)?|errors?|bugs?|"
     r"leak(?:s|ed|ing)?|damaged?|pain(?:ful)?|hurts?|hurting|ache|aching|cracked|"
+    r"swelling|swollen|swells|sore(?:ness)?|flare(?:s|d|-ups?)?|inflam(?:ed|mation)|"
+    r"injur(?:y|ies|ed)|sprain(?:ed|s)?|fever|nause(?:a|ous)|infect(?:ed|ion)|insomnia|"
     r"blocked|blockers?|stuck|overdue|late|delay(?:ed|s)?|slipp(?:ed|ing)|complain(?:t|ed|ts)?|"
     r"urgent|risk(?:s|y)?|outage|down again|not working|doesn't work|still not|escalat(?:e|ed|ion)|"
     r"conflict|dispute|worse|worried|stalled|missed|flaky|timed out|time-?outs?|"

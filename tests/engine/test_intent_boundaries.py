@@ -109,6 +109,9 @@ async def test_a_booking_with_a_date_ahead_and_a_commitment_make_a_goal() -> Non
         ("Please plan for live re-routing of the trucks", False, True, False),
         ("SEV-2 declared: p99 at 28 s, rolling back to 4.9.3", False, False, True),
         ("The integration test timed out again, it is flaky", False, False, True),
+        ("Knee is swollen this morning, ice every two hours", False, False, True),
+        ("Physio: girth re-check after the flare", False, False, True),
+        ("Ankle sprained on the stairs, still sore", False, False, True),
     ],
 )
 def test_goal_cues_of_one_event(text: str, ahead: bool, commitment: bool, problem: bool) -> None:
@@ -475,6 +478,40 @@ async def test_expiry_rolls_back_with_a_failing_fold() -> None:
 
 
 # ------------------------------------------------------------- one converging theme
+SYMPTOM_RETURNS = [  # a knee swelling up again on four days, in notes, calendar and mail
+    ("Knee is swollen this morning, 40.5 cm at the kneecap", "note"),
+    ("Physio: girth re-check after the flare", "calendar"),
+    ("RE: swelling after the split squats", "email"),
+    ("Knee puffy and sore again after the stairs", "note"),
+]
+ROUTINE = [  # the same knee and the same sources, nothing wrong with it
+    ("Knee measured 39 cm at the kneecap", "note"),
+    ("Physio: girth re-check and the bike", "calendar"),
+    ("RE: video of the split squats", "email"),
+    ("Knee fine after the stairs", "note"),
+]
+
+
+@pytest.mark.parametrize(
+    ("texts", "emerges"), [(SYMPTOM_RETURNS, True), (ROUTINE, False)], ids=["symptom", "routine"]
+)
+async def test_a_symptom_that_keeps_coming_back_is_a_goal_the_routine_is_not(
+    texts: list[tuple[str, str]], emerges: bool
+) -> None:
+    """A body's symptom (swollen, a flare, sore) is a problem like a leak or a failing test:
+    coming back on several days it is something the person keeps returning to and means to
+    get over, so its theme becomes an intent; the same theme reported without a symptom stays
+    a topic."""
+    engine = FoldEngine(
+        HashingEmbedder(dim=256),
+        ScriptedPlanner({f"knee-{i}": Step(["Knee"], category="health") for i in range(4)}),
+    )
+    memory = engine.new_memory("alice")
+    events = [event(f"knee-{i}", t, i, s) for i, (t, s) in enumerate(texts)]
+    await fold(engine, memory, *events)
+    assert len(intents(memory)) == (1 if emerges else 0)
+
+
 def theme_events(sources: list[str]) -> list[RawEvent]:
     texts = [
         "Registered for the 10k race on 29 Nov",
