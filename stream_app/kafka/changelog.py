@@ -3,7 +3,8 @@
 :meth:`Changelog.write` queues a transaction's records on the tenant's changelog partition
 (:class:`stream_app.kafka.state.KafkaTenantState`); :meth:`Changelog.settle` waits for the
 brokers' acknowledgements, then seals the transaction. If that fails, the tenant's memory (now
-ahead of the changelog) is dropped and rebuilt from the table on next use.
+ahead of the changelog) is dropped and rebuilt from the table on next use, and the records the
+changelog missed are sent again from the table.
 
 Sealing: the tenant's commit marker is sent again once its transaction is acknowledged, so the
 transaction never sits in the partition's last record batch. Recovery reads a changelog
@@ -56,10 +57,16 @@ class Changelog:
         )
         return records + tombstones
 
-    async def hand_over(self) -> None:
+    async def hand_over(self, tenant: str) -> None:
         """Return once the records written so far are in the Kafka producer, which Faust
-        flushes before it commits offsets (a fold's, whose offset is acknowledged next)."""
-        await self.state.handed_over()
+        flushes before it commits offsets (a fold's, whose offset is acknowledged next).
+        Raises if records of the tenant failed since its last reload: the caller reloads."""
+        await self.state.handed_over(tenant)
+
+    async def room(self) -> None:
+        """Wait while the changelog's queue is above its high-water mark (a writer that
+        does not wait for its records, such as recall history, calls this first)."""
+        await self.state.room()
 
     async def settle(self, tenant: str) -> None:
         """Wait for the changelog sends of the tenant's last write, then seal it. If that
@@ -75,9 +82,10 @@ class Changelog:
             raise
 
     def reload(self, tenant: str) -> None:
-        """Drop the tenant's memory: it is rebuilt from the table on next use."""
+        """Drop the tenant's memory: it is rebuilt from the table on next use, and the records
+        the changelog missed are sent again (``KafkaTenantState.resync``)."""
         log.warning("tenant_reloaded", tenant=tenant)
-        self.state.forget(tenant)
+        self.state.resync(tenant)
         self.state.mark_stale()
 
     async def _flush(self) -> None:

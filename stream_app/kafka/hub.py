@@ -50,6 +50,12 @@ class FoldError(FoldFailedError):
     """The engine failed on an event (a bug): it is dead-lettered with this reason."""
 
 
+class ChangelogWriteError(FoldError):
+    """A fold's changelog records (or earlier records of its tenant) did not reach the
+    producer, twice: the tenant was reloaded (the missed records are queued again), and the
+    event is dead-lettered with this reason rather than acknowledged past missing records."""
+
+
 class KafkaModeError(FoldmemError):
     """Something the embedded hub does that the Kafka worker cannot do this way."""
 
@@ -127,9 +133,38 @@ class KafkaHub(HubReads, KafkaPrivacy):
         reaches the changelog before any planner runs; the intents are confirmed on their
         topic before the state that says "folded"."""
         try:
-            return await self._fold_written(event)
-        finally:  # in the producer before the agent acknowledges the event's offset
-            await self.changelog.hand_over()
+            result = await self._fold_written(event)
+        except Exception:  # the fold's own error goes on (a bad event is dead-lettered)
+            await self._hand_over_after_failure(event.tenant)
+            raise
+        await self._hand_over(event.tenant)  # in the producer before the offset is acknowledged
+        return result
+
+    async def _hand_over(self, tenant: str) -> None:
+        """The tenant's records handed to the producer. If they (or earlier records of the
+        tenant) were refused, the tenant is reloaded, which sends the missed records again;
+        if those are refused too, a ChangelogWriteError is raised."""
+        try:
+            await self.changelog.hand_over(tenant)
+            return
+        except Exception as exc:
+            self.changelog.reload(tenant)
+            log.warning("changelog_hand_over_retried", tenant=tenant, error=str(exc))
+        try:
+            await self.changelog.hand_over(tenant)
+        except Exception as exc:
+            self.changelog.reload(tenant)
+            raise ChangelogWriteError(
+                f"changelog write failed: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    async def _hand_over_after_failure(self, tenant: str) -> None:
+        """After a failed fold: its stored records handed over, never masking its error (a
+        failed hand-over reloads the tenant and is logged)."""
+        try:
+            await self._hand_over(tenant)
+        except ChangelogWriteError:
+            log.exception("changelog_write_failed_after_fold_error", tenant=tenant)
 
     async def _fold_written(self, event: RawEvent) -> FoldResult:
         started = time.perf_counter()
@@ -212,6 +247,7 @@ class KafkaHub(HubReads, KafkaPrivacy):
         async with self.lock(tenant):
             response, changes = self.reader.recall(self.view(tenant), request)
             if not changes.empty:
+                await self.changelog.room()  # its sends are not awaited: bound the queue
                 self._check_owned(tenant)
                 self.changelog.write([changes])
                 self.changelog.flush_soon()

@@ -156,6 +156,22 @@ class KafkaTenantState:
 
     def forget(self, tenant: str) -> None:
         """Drop a tenant whose partition moved away (its records stay in the table)."""
+        self._drop_memory(tenant)
+        if isinstance(self.table, ChangelogSender):
+            self.table.discard(tenant)  # the next owner recovers it from the changelog
+
+    def resync(self, tenant: str) -> None:
+        """A changelog write of the tenant failed: drop its memory (rebuilt from the table on
+        next use) and, while this worker owns it, send the records the changelog missed again
+        (the table's values: see :meth:`ChangelogSender.resend`)."""
+        if not self.owns(self.partition_of(tenant)):
+            self.forget(tenant)
+            return
+        self._drop_memory(tenant)
+        if isinstance(self.table, ChangelogSender):
+            self.table.resend(tenant)
+
+    def _drop_memory(self, tenant: str) -> None:
         self._memories.pop(tenant, None)
         self._seq.pop(tenant, None)
         self._repairs.pop(tenant, None)
@@ -235,12 +251,19 @@ class KafkaTenantState:
         )
         return sent
 
-    async def handed_over(self) -> None:
+    async def handed_over(self, tenant: str) -> None:
         """Return once every record written so far is in the Kafka producer: a
         :class:`ChangelogSender` queues them (a table that sends at once has nothing to wait
-        for). A writer whose offsets are acknowledged next awaits this first."""
+        for). A writer whose offsets are acknowledged next awaits this first; it raises if
+        records of ``tenant`` failed since its last reload."""
         if isinstance(self.table, ChangelogSender):
-            await self.table.hand_over()
+            await self.table.hand_over(tenant)
+
+    async def room(self) -> None:
+        """Wait until the sender's queue is below its high-water mark (writers that never
+        wait for their records call this before writing)."""
+        if isinstance(self.table, ChangelogSender):
+            await self.table.room()
 
     def take_pending(self) -> list[Awaitable[Any]]:
         pending, self.pending = self.pending, []

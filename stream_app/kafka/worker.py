@@ -71,7 +71,9 @@ class KafkaWorker:
             app, settings.kafka_events_topic, faust_app.changelog_topic, settings.kafka_partitions
         )
         # the table's changelog records go to the producer directly, in write order
-        sender = ChangelogSender(faust_app.table, faust_app.changelog_topic, lambda: app.producer)
+        self.sender = sender = ChangelogSender(
+            faust_app.table, faust_app.changelog_topic, lambda: app.producer
+        )
         self.state = KafkaTenantState(
             sender,
             self.engine.embedder.dim,
@@ -107,6 +109,8 @@ class KafkaWorker:
             app.timer(settings.sweep_interval)(self._sweep)
         app.on_partitions_revoked.connect(cast(Any, self._on_revoked))
         app.on_partitions_assigned.connect(cast(Any, self._on_assigned))
+        # after the agents finished, before Faust flushes and stops the producer
+        app.on_before_shutdown.connect(cast(Any, self._on_shutdown))
 
     async def _serve_api(self) -> None:
         api = worker_api(self.hub, self.settings, self.routing, self.metrics)
@@ -124,6 +128,10 @@ class KafkaWorker:
             tp.partition for tp in assigned if tp.topic == self.settings.kafka_events_topic
         )
         log.info("partitions_assigned", partitions=mine)
+
+    async def _on_shutdown(self, sender: Any, **_: Any) -> None:
+        """Hand the changelog's queued records to the producer before it stops."""
+        await self.sender.stop()
 
     async def _sweep(self) -> None:
         """The periodic decay sweep over this worker's tenants (stream clock, not wall clock),
