@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Literal
@@ -64,6 +65,15 @@ INTENT_TRANSITIONS: dict[IntentStatus, frozenset[IntentStatus]] = {
 OPEN_STATUSES = frozenset(
     {IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED, IntentStatus.DEFERRED}
 )
+
+
+# an intent's title ends with its deadline when it has one: "Get a new passport (by 18 Dec)"
+_DEADLINE_SUFFIX = re.compile(r" \(by \d{1,2} [A-Z][a-z]{2}\)$")
+
+
+def title_without_deadline(title: str) -> str:
+    """The intent title without its "(by 18 Dec)" suffix: what it names, whatever its date."""
+    return _DEADLINE_SUFFIX.sub("", title)
 
 
 def can_transition(current: IntentStatus, target: IntentStatus) -> bool:

@@ -3,14 +3,11 @@ compact log line, ``foldmem notify --stdout``) or ``json``."""
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Literal, TextIO
 
 from connectors.sinks.base import message_body
-from schemas.intents import IntentMessage
-
-_BY_SUFFIX = re.compile(r" \(by [^()]*\)$")  # a title's deadline: "(by 18 Nov)"
+from schemas.intents import IntentMessage, title_without_deadline
 
 Style = Literal["human", "line", "json"]
 
@@ -71,7 +68,8 @@ def describe(message: IntentMessage) -> str:
 def _update(message: IntentMessage) -> str:
     """What an ``intent.updated`` changed: the title beyond its "(by 18 Nov)" suffix, else
     the deadline (a title names its deadline: a moved date alone is no rename)."""
-    if _untimed(message.previous_title or "") != _untimed(message.intent.title):
+    before_title = title_without_deadline(message.previous_title or "")
+    if before_title != title_without_deadline(message.intent.title):
         return f"intent renamed from {message.previous_title!r}"
     before, after = message.previous_deadline, message.intent.deadline
     if before is None:
@@ -81,10 +79,6 @@ def _update(message: IntentMessage) -> str:
     if before.date() == after.date():
         return f"intent deadline moved from {before.isoformat(timespec='minutes')}"
     return f"intent deadline moved from {before.date().isoformat()}"
-
-
-def _untimed(title: str) -> str:
-    return _BY_SUFFIX.sub("", title)
 
 
 def format_line(message: IntentMessage) -> str:

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from schemas.graph import Node
+from schemas.intents import title_without_deadline
 from topologies.graph import raw_attr
 from topologies.lexicon import CALENDAR_WORDS, MONTH_ABBREVIATIONS, STOPWORDS
 from topologies.naming.activities import activity_labels, lexicon
@@ -76,7 +77,6 @@ FOLLOW_UP_VERB = "follow up on"
 
 _FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
 DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "its"})
-_BY_SUFFIX = re.compile(r" \(by \d{1,2} [A-Z][a-z]{2}\)$")
 _DUE_SENTENCE = re.compile(r"(^|\n)(Due by|Deadline:) [^\n]*$")
 
 
@@ -91,7 +91,7 @@ def _long_date(when: datetime) -> str:
 def with_deadline(title: str, deadline: datetime) -> str:
     """The title with its "(by 18 Dec)" suffix set to this deadline (English month names
     whatever the process locale, so the suffix is always recognised and replaced)."""
-    base = _BY_SUFFIX.sub("", title)[:TITLE_BASE_CHARS]
+    base = without_deadline(title)[:TITLE_BASE_CHARS]
     return f"{base} (by {_short_date(deadline)})"
 
 
@@ -109,7 +109,7 @@ def with_occasion(title: str, occasion: str | None) -> str:
 
 
 def without_deadline(title: str) -> str:
-    return _BY_SUFFIX.sub("", title)
+    return title_without_deadline(title)
 
 
 def due_sentence(deadline: datetime) -> str:
