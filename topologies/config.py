@@ -79,6 +79,13 @@ class TopicConfig(BaseModel):
     split_min_group: int = 3  # each side of a split keeps at least this many members
     split_similarity: float = 0.35  # split when the two sides' centroids fall below this
     split_every: int = 4  # examine again after this many new members
+    # a message headed by its correspondent's name (topologies/correspondents.py): the name
+    # counts 1 / (concepts the person's earlier events span) once this many of those events
+    # sit in concepts (a younger record: fully) ...
+    name_record_min: int = Field(default=8, ge=1)
+    # ... unless the person takes part in more than this share of the stream since then
+    # (LoCoMo: each of the two speakers in half of it; the sample's partner in 12-27 %)
+    name_share_max: float = Field(default=1 / 3, gt=0.0, le=1.0)
 
 
 class PlanBoundsConfig(BaseModel):

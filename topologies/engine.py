@@ -41,7 +41,7 @@ from schemas.events import RawEvent
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentMessage, IntentStatus, can_transition
 from schemas.plans import UpdatePlan
-from topologies import goals, topics
+from topologies import correspondents, goals, topics
 from topologies.config import EngineConfig
 from topologies.consolidation import Consolidator
 from topologies.context import assemble_context, record_access
@@ -253,10 +253,26 @@ class FoldEngine:
             return found
         event, node_id, previous, fingerprint = found
         vector = self.embedder.embed([event.text or event.id])[0]
+        source = self._topic_source(memory, event, node_id, vector)
         with memory.transaction() as changes:
-            self._store(memory, event, node_id, previous, fingerprint, vector)
+            self._store(memory, event, node_id, previous, fingerprint, vector, source)
         memory.entities.add_node(memory.graph.node(node_id))  # derived index, after commit
         return IngestResult(event.id, node_id, duplicate=False, changes=changes, event=event)
+
+    def _topic_source(
+        self, memory: TenantMemory, event: RawEvent, node_id: str, vector: Vector
+    ) -> Vector | None:
+        """What the event's topic vector is formed from when not its embedding: a direct
+        message whose correspondent's earlier events span several concepts counts their name
+        (its heading) less (``topologies/correspondents.py``); None for every other event.
+        The body is embedded only then (not prefetched: in a stream of one conversation, as
+        LoCoMo's, every message is headed by a name and none is weighed)."""
+        weight = correspondents.heading_weight(memory, event, node_id, self.config.topics)
+        if weight >= 1.0:
+            return None
+        body = self.embedder.embed([event.body])[0]
+        log.debug("heading_weighed", tenant=memory.tenant, event_id=event.id, weight=weight)
+        return correspondents.blend(vector, body, weight)
 
     @staticmethod
     def _admit(memory: TenantMemory, event: RawEvent) -> None:
@@ -291,8 +307,10 @@ class FoldEngine:
         previous: Node | None,
         fingerprint: str,
         vector: Vector,
+        source: Vector | None = None,
     ) -> None:
-        """The EVENT node, its vectors, its state and the clock; inside a transaction."""
+        """The EVENT node, its vectors, its state and the clock; inside a transaction.
+        ``source``: what its topic vector is formed from when not ``vector``."""
         node = event_to_node(event, node_id)
         cues = goals.signals_attr(goals.event_signals(node))
         memory.graph.add_node(
@@ -303,7 +321,8 @@ class FoldEngine:
         if previous is not None:
             self._link_revision(memory, previous, node_id, event)
         memory.index(NodeKind.EVENT).upsert(node_id, vector)
-        memory.index(POOL).upsert(node_id, topics.observe(memory, vector, self.config.topics))
+        topic = topics.observe(memory, vector, self.config.topics, source)
+        memory.index(POOL).upsert(node_id, topic)
         self._trim_pool(memory)
         memory.set_event_state(event.id, "stored")
         now = self.stream_now(memory, event)

@@ -50,6 +50,7 @@ class EntityIndex:
         self.per_entity = per_entity
         self._postings: dict[str, list[tuple[datetime, str]]] = {}
         self._nodes: set[str] = set()
+        self._times: list[tuple[datetime, str]] = []  # every indexed event, by time
 
     def __len__(self) -> int:
         return len(self._nodes)
@@ -78,6 +79,7 @@ class EntityIndex:
         if node_id in self._nodes:
             return
         self._nodes.add(node_id)
+        bisect.insort(self._times, (ts, node_id))
         for entity in entities:
             bucket = self._postings.setdefault(entity, [])
             bisect.insort(bucket, (ts, node_id))
@@ -92,6 +94,12 @@ class EntityIndex:
     def clear(self) -> None:
         self._postings.clear()
         self._nodes.clear()
+        self._times.clear()
+
+    def count_between(self, start: datetime, end: datetime) -> int:
+        """How many indexed events have a time in [start, end)."""
+        lo = bisect.bisect_left(self._times, (start, ""))
+        return bisect.bisect_left(self._times, (end, "")) - lo
 
     def _rarity(self, postings: int) -> float:
         """1 for entities in a few events, falling to 0.5 for a saturated posting list."""

@@ -55,12 +55,16 @@ def background(memory: TenantMemory) -> tuple[Vector | None, int]:
     return vec.copy(), int(stored["n"])
 
 
-def observe(memory: TenantMemory, vector: Vector, config: TopicConfig) -> Vector:
+def observe(
+    memory: TenantMemory, vector: Vector, config: TopicConfig, source: Vector | None = None
+) -> Vector:
     """Fold one event vector into the background; return the event's topic vector (computed
     against the background before this event, so a stream's first event is not centred on
-    itself)."""
+    itself) from ``source``, the vector its topic is formed from when that is not its
+    embedding (a direct message whose correspondent's name counts less:
+    ``topologies/correspondents.py``)."""
     mean, count = background(memory)
-    topic = center(vector, mean, count, config)
+    topic = center(vector if source is None else source, mean, count, config)
     count = min(count + 1, config.background_horizon)
     raw = np.asarray(vector, dtype=np.float32).reshape(-1)
     mean = raw.copy() if mean is None else mean + (raw - mean) / float(count)
