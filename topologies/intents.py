@@ -729,7 +729,7 @@ class IntentEmergence:
         graph = memory.graph
         own = self._about_the_goal(memory, cluster, direct, intent, now) - {event.id}
         texts = [graph.node(e).embed_text for e in sorted(own) if e in graph]
-        return self.namer.step_of_goal(intent.title, done_reports(event), texts)
+        return self.namer.step_of_goal(intent.title, done_reports(event), texts, event.title)
 
     def _retitle(
         self,

@@ -85,3 +85,23 @@ LABEL_SKIP = wordset(
     "euros usd dollars confirmed confirm confirmation reminder update updates quick free "
     "finally thanks please sorry okay yes hey hello hi regards best cheers"
 )
+
+# verbs that set, move or call off a plan: the day they name is still ahead ("booked on
+# 20 Nov", "Friday's standup moved to Thursday"), whatever their tense
+SCHEDULING_VERBS = wordset(
+    "move postpone reschedule delay push shift cancel schedule plan book set confirm arrange "
+    "fix slate expect agree extend"
+)
+# verbs that report what someone said: the day they name is what was said, not when ("the
+# post office lady said Thursday")
+REPORTING_VERBS = wordset(
+    "say tell write promise mention reply answer ask suggest propose text email message "
+    "announce warn reckon guess"
+)
+# words before a date that cannot be its verb: no parse is needed to read them
+NOT_VERBS = wordset(
+    "by for to until till before after from at in of the a an this next every each and or "
+    "with than around about between since last due"
+)
+# pronouns that stand for the thing an event is about when a report says it was done
+DONE_PRONOUNS = wordset("what it this that them these those")

@@ -24,6 +24,7 @@ from functools import lru_cache
 from dateutil.relativedelta import relativedelta
 
 from topologies.lexicon import CALENDAR_WORDS, LABEL_SKIP, MONTHS, STOPWORDS, WEEKDAYS, wordset
+from topologies.tense import fronted_on_past_verb, past_verb_before, possessive_in_past_clause
 
 # ------------------------------------------------------------------------- words
 
@@ -455,6 +456,9 @@ def find_dates(
 
     Explicit dates ('14 Nov', 'Nov 14', '2026-11-19', 'Thu 19 Nov, 14:00'), weekdays ('by
     Friday': the next such day after ``ref``), 'tomorrow', 'next week', 'in 3 days'.
+    A date without a year, or a weekday, whose words say it has passed ('since 14 March',
+    'last Friday', 'we met on 20 Nov', "Friday's demo went well": ``_passed_day``,
+    ``_weekday``) is the latest such day up to ``ref``, never a day ahead.
     Dates far in the past (over 30 days before ``ref``) are ignored.
 
     ``past=True`` reads text that asks about what happened (a query; ``ref`` is the stream
@@ -489,11 +493,13 @@ def find_dates(
     for m in _DAY_FIRST.finditer(text):
         year = int(m.group(3)) if m.group(3) else None
         day = resolve(MONTHS[m.group(2).lower()], int(m.group(1)), year, ref)
+        day = _passed_day(text, m.start(), m.end(), day, year, ref)
         if day is not None:
             add(m.start(), m.end(), *_with_clock(text, m.end(), day), _next_day(day, past))
     for m in _MONTH_FIRST.finditer(text):
         year = int(m.group(3)) if m.group(3) else None
         day = resolve(MONTHS[m.group(1).lower()], int(m.group(2)), year, ref)
+        day = _passed_day(text, m.start(), m.end(), day, year, ref)
         if day is not None:
             add(m.start(), m.end(), *_with_clock(text, m.end(), day), _next_day(day, past))
     if past:
@@ -511,8 +517,7 @@ def find_dates(
             day = _midnight(ref) - timedelta(days=back)
             add(m.start(2), m.end(), day, False, day + timedelta(days=1))
             continue
-        ahead = (WEEKDAYS[word.lower()] - ref.weekday()) % 7 or 7  # the next such day
-        day = _midnight(ref) + timedelta(days=ahead)
+        day = _weekday(text, m.start(2), m.end(2), WEEKDAYS[word.lower()], ref)
         add(m.start(2), m.end(), *_with_clock(text, m.end(), day))
     spans.sort(key=lambda s: s[0])
     found: list[DateMention] = []
@@ -528,6 +533,49 @@ def find_dates(
         if len(found) >= limit:
             break
     return found
+
+
+# words before a date that say it has passed: "since 14 March", "last Friday", "back on 3 May"
+_PAST_BEFORE = re.compile(r"\b(?:since|last|back(?:\s+(?:on|in))?)\s+(?:on\s+)?$", re.IGNORECASE)
+# "ago" closing the words after a date: "we met on 20 Nov, a year ago"
+_AGO_AFTER = re.compile(r"^,?\s+(?:[\w-]+\s+){1,3}ago\b", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"['’]s\b")
+
+
+def _said_passed(text: str, start: int, end: int) -> bool:
+    """Whether the words around a date say it has passed: 'since', 'last', 'back on' before
+    it, 'ago' after it, a past-tense verb directly before it ("we met on 20 Nov"), or one it
+    opens the clause of ("On Friday, I got great news")."""
+    return (
+        _PAST_BEFORE.search(text[max(0, start - 20) : start]) is not None
+        or _AGO_AFTER.match(text[end : end + 40]) is not None
+        or past_verb_before(text, start)
+        or fronted_on_past_verb(text, start, end)
+    )
+
+
+def _passed_day(
+    text: str, start: int, end: int, day: datetime | None, year: int | None, ref: datetime
+) -> datetime | None:
+    """A date without a year read ahead of ``ref`` whose words say it has passed ("since 14
+    March") is its latest day up to ``ref`` instead: never the coming one, so never a due
+    day. Any other reading is kept."""
+    if day is None or year is not None or day <= ref or not _said_passed(text, start, end):
+        return day
+    return _resolve_past(day.month, day.day, None, ref)
+
+
+def _weekday(text: str, start: int, end: int, weekday: int, ref: datetime) -> datetime:
+    """The day a weekday names, written at ``ref``: the next such day after it ("by Friday",
+    "see you at Friday's review"); the last one before it when its words say it has passed
+    ("last Friday", "we met on Friday"); and a weekday that owns what a past-tense clause tells
+    of ("Friday's demo went well") is the last such day, ``ref``'s own day included."""
+    today = _midnight(ref)
+    if _said_passed(text, start, end):
+        return today - timedelta(days=(ref.weekday() - weekday) % 7 or 7)
+    if _POSSESSIVE.match(text, end) and possessive_in_past_clause(text, start):
+        return today - timedelta(days=(ref.weekday() - weekday) % 7)
+    return today + timedelta(days=(weekday - ref.weekday()) % 7 or 7)
 
 
 def _next_day(day: datetime, past: bool) -> datetime | None:

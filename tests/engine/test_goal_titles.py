@@ -311,6 +311,33 @@ async def test_a_stated_step_of_the_goal_done_with_the_rest_dated_is_action_sche
     assert the_intent(memory).status == IntentStatus.ACTION_SCHEDULED
 
 
+def test_words_a_report_shares_with_the_goal_by_chance_make_it_no_step(namer: Namer) -> None:
+    """The passport's events also name Maria, a call, a form and today; a report of the call
+    with Maria about the offsite shares those words, not the passport or a thing they name
+    with it: it is no step of renewing the passport. The passport photo is one."""
+    texts = [
+        "Maria: call me today about the passport, there is a form to fill in",
+        "I must bring the passport photo to the appointment on 17 Nov",
+        "Passport thing: I need time to update the address first",
+    ]
+    title = "Renew the passport (by 18 Dec)"
+    assert not namer.step_of_goal(title, ["Call with Maria done today"], texts)
+    assert not namer.step_of_goal(title, ["Offsite update done, one thing left"], texts)
+    assert not namer.step_of_goal(title, ["The tax form is done, took some time"], texts)
+    assert namer.step_of_goal(title, ["Photo done at the studio"], texts)
+    assert namer.step_of_goal(title, ["Express passport, ready from 24 Nov"], texts)
+
+
+def test_a_report_of_it_done_speaks_of_what_its_event_is_about(namer: Namer) -> None:
+    """ "FYI, what I sent to Farida" forwards the go/no-go deck: what was sent is the thing the
+    event's title names, a step of sending the deck; the offsite agenda sent to her is not."""
+    texts = ["Farida wants the go/no-go deck by Wed 18 Nov noon", "Deck for the review on 19 Nov"]
+    title = "Send the review deck (by 18 Nov)"
+    report = ["FYI, what I sent to Farida"]
+    assert namer.step_of_goal(title, report, texts, "Fwd: Flux Tariffs go/no-go deck")
+    assert not namer.step_of_goal(title, report, texts, "Fwd: offsite agenda")
+
+
 def test_a_bare_done_reports_what_the_next_sentence_names() -> None:
     from topologies.engine import event_to_node
 
@@ -322,6 +349,24 @@ def test_a_bare_done_reports_what_the_next_sentence_names() -> None:
     ]
     assert reports("Partner demo went well. Feed moves to 16 Nov") == ["Partner demo went well"]
     assert reports("The feed moves to 16 Nov") == []
+
+
+def test_a_day_that_has_passed_is_no_day_ahead_of_an_event() -> None:
+    """What a notifier would send as a deadline is a day ahead of the event: a day its words
+    say has passed is none, however it is written without a year."""
+
+    def ahead(text: str) -> datetime | None:
+        from topologies.engine import event_to_node
+
+        return event_signals(event_to_node(event("x", text, T0, "note"), "n-x")).ahead
+
+    assert ahead("Off coffee since 14 March, and I must keep it up") is None
+    assert ahead("Back on 20 Nov we still had the old car") is None
+    assert ahead("Last Friday the crown cracked, I must call the dentist") is None
+    assert ahead("Friday's demo went well, I need to write it up") is None
+    assert ahead("Friday's demo: I need to write it up by then") == datetime(
+        2026, 11, 6, tzinfo=UTC
+    )
 
 
 def test_decision_and_moved_cues() -> None:

@@ -145,3 +145,49 @@ def test_past_dates_resolve_backwards_and_keep_their_day() -> None:
     assert _periods("May I ask what we did in June?") == [("June", "2026-06-01", "2026-07-01")]
     # the future-facing reading of the same text is unchanged
     assert find_dates("the call on Friday", MONDAY)[0].when.date().isoformat() == "2026-11-06"
+
+
+def _days(text: str) -> list[str]:
+    return [m.when.date().isoformat() for m in find_dates(text, MONDAY)]
+
+
+def test_a_date_after_a_word_of_the_past_is_its_latest_day_never_one_ahead() -> None:
+    """'since', 'last', 'back on', 'ago' or a past-tense verb before a date without a year
+    say it has passed: it is its latest day up to the event (dropped when that is long ago),
+    never the coming one, so never a due day."""
+    assert _days("No coffee since 20 Nov") == []  # 20 Nov 2025: long past
+    assert _days("Things changed since March 14") == []
+    assert _days("Back on Nov 20 we still had the old car") == []
+    assert _days("We met on 20 Nov, a year ago") == []
+    assert _days("We met on 20 Oct") == ["2026-10-20"]
+    assert _days("We met on 20 Nov") == []
+    assert _days("Last Friday was long") == ["2026-10-30"]
+    assert _days("We met on Friday") == ["2026-10-30"]
+    assert _days("On Friday, I got great news") == ["2026-10-30"]
+    assert _days("On 20 Nov I got a slot") == []
+
+
+def test_a_date_after_a_plan_word_stays_the_coming_one() -> None:
+    assert _days("Booked for 20 Nov") == ["2026-11-20"]
+    assert _days("The review was moved to 20 Nov") == ["2026-11-20"]
+    assert _days("Got a slot on 20 Nov for the passport") == ["2026-11-20"]
+    assert _days("I got a slot on 20 Nov") == ["2026-11-20"]
+    assert _days("On Friday we will meet") == ["2026-11-06"]
+    assert _days("The party is on 20 Nov") == ["2026-11-20"]
+    assert _days("Pay me by Friday, as agreed last week") == ["2026-11-06"]
+    assert _days("The post office lady said Thursday") == ["2026-11-05"]
+
+
+def test_a_possessive_weekday_in_the_past_tense_is_the_last_such_day() -> None:
+    """'Friday's demo went well' speaks of the Friday that passed; on a Monday, 'Monday's
+    demo went well' of that same day."""
+    assert _days("Friday's demo went well") == ["2026-10-30"]
+    assert _days("Thursday’s session felt good") == ["2026-10-29"]
+    assert _days("Monday's demo went well") == ["2026-11-02"]
+    assert _days("Friday's demo: slides") == ["2026-11-06"]  # no verb: the next one
+
+
+def test_a_possessive_weekday_in_a_present_or_future_clause_is_the_next_one() -> None:
+    assert _days("See you at Friday's review") == ["2026-11-06"]
+    assert _days("Friday's review is at 10:00") == ["2026-11-06"]
+    assert _days("Friday's standup moved to Thursday") == ["2026-11-06", "2026-11-05"]

@@ -36,8 +36,10 @@ from schemas.graph import EdgeKind, Node, NodeKind
 from topologies import topics
 from topologies.embedding import Embedder
 from topologies.goals import sentences
+from topologies.lexicon import DAY_WORDS, DONE_PRONOUNS, LABEL_SKIP
 from topologies.memory import TenantMemory
 from topologies.naming.labels import (
+    COMMON_ZIPF,
     UNTITLED,
     Candidate,
     Embed,
@@ -87,7 +89,7 @@ from topologies.naming.titles import (
     with_occasion,
     without_deadline,
 )
-from topologies.text import STOPWORDS, label_from_texts
+from topologies.text import STOPWORDS, label_from_texts, zipf
 
 log = structlog.get_logger(__name__)
 
@@ -122,6 +124,31 @@ def _word_pattern(words: Sequence[str]) -> re.Pattern[str]:
     """Any of the words, written as a word of its own, in any case."""
     alternatives = "|".join(re.escape(word) for word in words)
     return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
+
+
+def _phrase_mates(token: Any) -> list[Any]:
+    """The nouns of one phrase with ``token``: its compound parts and the noun it is one of
+    ("passport photo"), nouns joined to it by a preposition either way ("photo for the
+    passport", "passport with photo"), its conjuncts; and the conjuncts of each of them."""
+    mates = [t for t in token.children if t.dep_ in ("compound", "conj")]
+    if token.dep_ in ("compound", "conj"):
+        mates.append(token.head)
+    if token.dep_ == "pobj" and token.head.dep_ == "prep" and token.head.head.pos_ == "NOUN":
+        mates.append(token.head.head)
+    mates.extend(p for prep in token.children if prep.dep_ == "prep" for p in prep.children)
+    mates.extend(c for m in list(mates) for c in m.children if c.dep_ == "conj")
+    return [m for m in mates if m.pos_ in ("NOUN", "PROPN") and m.i != token.i]
+
+
+_NAMES_NOTHING = STOPWORDS | LABEL_SKIP | DAY_WORDS
+
+
+def _names_a_thing(token: Any) -> bool:
+    """A noun that names a thing by itself: not a person ("Maria"), a stopword, a word of
+    time or of an update ("today", "week", "update"), nor a word too common to name anything
+    ("thing", "time")."""
+    low = token.lower_
+    return token.ent_type_ != "PERSON" and low not in _NAMES_NOTHING and zipf(low) < COMMON_ZIPF
 
 
 def _is_address(name: str, texts: Sequence[str]) -> bool:
@@ -703,29 +730,34 @@ class Namer:
             if spoken_of(head, [analysis], [node.embed_text])
         }
 
-    def step_of_goal(self, title: str, reports: Sequence[str], texts: Sequence[str]) -> bool:
+    def step_of_goal(
+        self, title: str, reports: Sequence[str], texts: Sequence[str], subject: str = ""
+    ) -> bool:
         """Whether what an event reports done (``goals.done_reports``) is a step of the goal
         the title names: the report names the thing the title's action is done to ("Done!
         Express passport, ready from 24 Nov"), or a thing that the goal's own events
         (``texts``) name in one sentence with it, one of its stated steps ("Biometric photo
         done" beside "Passport photo Thu lunch"). A neighbouring goal's step is not ("Demo went
         well": no event of the review deck speaks of the partner demo). True when the title
-        names no object."""
+        names no object. A report whose thing done is a pronoun ("FYI, what I sent to
+        Farida") reports on the ``subject`` of its event (its title: "Fwd: go/no-go deck").
+        Words the report shares with those sentences by chance do not count:
+        a person's name, a word that names nothing by itself ("thing", "time", "update"), a
+        thing the sentence names beside the object but not with it ("call me today about the
+        passport": ``_named_with``)."""
         head = self.title_object(title)
         if not head:
             return True
-        goal = _word_pattern(noun_forms(head))
+        forms = noun_forms(head)
+        goal = _word_pattern(forms)
+        if subject and any(self._refers_back(report) for report in reports):
+            reports = [*reports, subject]
         if any(goal.search(report) for report in reports):
             return True
         things = {w for report in reports for w in self._nouns(report)} - {head}
         if not things:
             return False
-        step = _word_pattern(sorted(things))
-        return any(
-            goal.search(sentence) and step.search(sentence)
-            for text in texts
-            for sentence in sentences(text)
-        )
+        return not things.isdisjoint(self._named_with(forms, goal, texts))
 
     def _nouns(self, text: str) -> set[str]:
         """The lower-cased nouns of a short text and their lemmas, no stopword."""
@@ -735,6 +767,35 @@ class Namer:
             if token.pos_ in ("NOUN", "PROPN") and token.lower_ not in STOPWORDS
             for form in (token.lower_, token.lemma_.lower())
         }
+
+    def _refers_back(self, report: str) -> bool:
+        """Whether what the report says was done is a pronoun ("what I sent", "sent it",
+        "that's done"): the thing is the one its event is about, not named in the report."""
+        return any(
+            token.pos_ == "PRON"
+            and token.lower_ in DONE_PRONOUNS
+            and (token.dep_ in ("dobj", "nsubjpass") or token.head.tag_ == "VBN")
+            for token in self.parser.parse(report)
+        )
+
+    def _named_with(
+        self, forms: Sequence[str], goal: re.Pattern[str], texts: Sequence[str]
+    ) -> set[str]:
+        """The things the goal's sentences name with its object (lower-cased words and their
+        lemmas): a noun of one phrase with it ("passport photo", "photo for the passport",
+        "the passport and the visa") and what is named beside that noun ("passport photo and
+        form"); no person and no word that names nothing by itself."""
+        named: set[str] = set()
+        for sentence in (s for text in texts for s in sentences(text) if goal.search(s)):
+            for token in self.parser.parse(sentence):
+                if token.lower_ in forms or token.lemma_.lower() in forms:
+                    named.update(
+                        form
+                        for near in _phrase_mates(token)
+                        if _names_a_thing(near)
+                        for form in (near.lower_, near.lemma_.lower())
+                    )
+        return named - set(forms)
 
     def better_goal(
         self,
