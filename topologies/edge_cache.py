@@ -17,12 +17,12 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import numpy.typing as npt
 
-from schemas.graph import Edge, EdgeKind, NodeKind
+from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from topologies.graph import MemoryGraph
 
 SECONDS_PER_DAY = 86400.0
@@ -31,7 +31,16 @@ KIND_SCAN_CAP = 12  # ... the newest of each edge kind and direction (= max_fano
 # kind, edges share a prior weight, so the newest are the least decayed)
 
 
-EvidenceRow = tuple[str, float, Edge]  # source EVENT node, its event time (seconds), the edge
+# source EVENT node, its event time (seconds), the edge, the edge's t_last (microseconds)
+EvidenceRow = tuple[str, float, Edge, int]
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
+
+
+def micros(when: datetime) -> int:
+    """Microseconds since the epoch, exactly: ``(now - t).total_seconds()`` is
+    ``(micros(now) - micros(t)) / 1_000_000`` to the bit (both divide the same integer)."""
+    return (when - (EPOCH if when.tzinfo else EPOCH.replace(tzinfo=None))) // MICROSECOND
 
 
 @dataclass(frozen=True)
@@ -77,7 +86,9 @@ class EdgeCache:
         self._decay: float | None = None
         self._entries: dict[str, NodeEdges] = {}
         self._keys: dict[str, int] = {}  # node id -> integer key, for array lookups
-        self._evidence: dict[tuple[str, EdgeKind], tuple[int, list[EvidenceRow]]] = {}
+        self._evidence: dict[
+            tuple[str, EdgeKind], tuple[int, list[EvidenceRow], list[Node]]
+        ] = {}  # (node, kind) -> (edge stamp, rows, their source nodes)
 
     def key(self, node_id: str) -> int:
         """A small integer standing for the node id (stable while the cache is not reset)."""
@@ -117,21 +128,31 @@ class EdgeCache:
         self, graph: MemoryGraph, node_id: str, kind: EdgeKind, limit: int
     ) -> list[EvidenceRow]:
         """The EVENT nodes among the newest ``limit`` sources of ``kind`` in-edges (newest
-        first), with their event time (seconds) and the edge: intent emergence's evidence
-        scan, kept while the node's edges do not change."""
+        first), with their event time (seconds), the edge and its last touch (``micros``):
+        intent emergence's evidence scan, kept while the node's edges do not change."""
         stamp = graph.edge_stamp(node_id)
         found = self._evidence.get((node_id, kind))
         if found is not None and found[0] == stamp:
             return found[1]
         if len(self._evidence) >= self.max_nodes:
             self._evidence.clear()
+        # a concept gains an edge at most folds: the rows of the edges and sources that did
+        # not change are kept (the same edge and node objects give the same row)
+        before = (
+            {row[0]: (row, source) for row, source in zip(*found[1:], strict=True)} if found else {}
+        )
         rows: list[EvidenceRow] = []
-        for src in graph.recent_sources(node_id, kind, limit):
-            node = graph.node(src)
-            edge = graph.edge(src, node_id, kind)
-            if node.kind == NodeKind.EVENT and node.ts is not None and edge is not None:
-                rows.append((src, node.ts.timestamp(), edge))
-        self._evidence[(node_id, kind)] = (stamp, rows)
+        sources: list[Node] = []
+        for edge in graph.recent_in_edges(node_id, kind, limit):
+            node = graph.node(edge.src)
+            kept = before.get(edge.src)
+            if kept is not None and kept[0][2] is edge and kept[1] is node:
+                rows.append(kept[0])
+                sources.append(node)
+            elif node.kind == NodeKind.EVENT and node.ts is not None:
+                rows.append((edge.src, node.ts.timestamp(), edge, micros(edge.t_last)))
+                sources.append(node)
+        self._evidence[(node_id, kind)] = (stamp, rows, sources)
         return rows
 
     def strongest(

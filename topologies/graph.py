@@ -144,6 +144,13 @@ class MemoryGraph:
         costs what it returns, whatever the node's degree."""
         return list(itertools.islice(reversed(self._in_kind.get((node_id, kind), {})), limit))
 
+    def recent_in_edges(self, node_id: str, kind: EdgeKind, limit: int) -> list[Edge]:
+        """The ``kind`` in-edges of ``recent_sources``, in its order (newest first)."""
+        if node_id not in self.g:
+            return []
+        pred = self.g._pred[node_id]
+        return [pred[src][kind]["e"] for src in self.recent_sources(node_id, kind, limit)]
+
     def first_sources(self, node_id: str, kind: EdgeKind, limit: int) -> list[str]:
         """Sources of ``kind`` in-edges, the oldest first, at most ``limit`` (bounded cost)."""
         return list(itertools.islice(self._in_kind.get((node_id, kind), ()), limit))
@@ -178,6 +185,12 @@ class MemoryGraph:
     def edge_stamp(self, node_id: str) -> int:
         """Changes whenever an edge of the node is put, replaced or removed (rollbacks too)."""
         return self._edge_stamps.get(node_id, 0)
+
+    @property
+    def edges_stamp(self) -> int:
+        """Changes whenever any edge of the graph is put, replaced or removed (rollbacks too):
+        what was read from its edges stays right while it does not."""
+        return self._stamp
 
     def edge_stamps(self, node_ids: Iterable[str]) -> list[int]:
         """``edge_stamp`` of each node, in order."""

@@ -92,6 +92,7 @@ from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import OPEN_STATUSES, Intent, IntentStatus, can_transition
 from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
+from topologies.edge_cache import micros
 from topologies.embedding import Embedder
 from topologies.executor import PlanExecutor
 from topologies.goals import (
@@ -196,6 +197,7 @@ class IntentEmergence:
         self.embedder = embedder
         self.config = config
         self.namer = namer if namer is not None else Namer(embedder)
+        self._reads: FoldReads | None = None  # the running fold's (``emerge``)
 
     # ---------------------------------------------------------------- emergence
     def emerge(self, memory: TenantMemory, scope: FoldScope) -> list[str]:
@@ -205,6 +207,40 @@ class IntentEmergence:
         """
         if not scope.event_node_id:
             return []
+        self._reads = FoldReads(EventOrder(memory.graph, scope.now))  # this fold's
+        try:
+            return self._emerge(memory, scope)
+        finally:
+            self._reads = None
+
+    def _newest(self, memory: TenantMemory, events: Iterable[str], now: datetime) -> list[str]:
+        """The ids of the events, newest first: in the fold's ``EventOrder`` while ``emerge``
+        runs (the graph's events stay put within it), else read anew."""
+        reads = self._reads
+        order = None if reads is None else reads.order
+        if order is None or order.graph is not memory.graph or order.now != now:
+            order = EventOrder(memory.graph, now)
+        return order.newest(events)
+
+    def _intent_evidence(self, memory: TenantMemory, intent_id: str) -> set[str]:
+        """``intent_evidence``, read once while the graph's edges stay as they are (a
+        reinforcement asks for it up to four times before it writes); not to be changed."""
+        reads = self._reads
+        if reads is None or reads.order.graph is not memory.graph:
+            return intent_evidence(memory, intent_id)
+        stamp = memory.graph.edges_stamp
+        kept = reads.evidence.get(intent_id)
+        if kept is None or kept[0] != stamp:
+            kept = reads.evidence[intent_id] = (stamp, intent_evidence(memory, intent_id))
+        return kept[1]
+
+    def _latest(self, memory: TenantMemory, events: Iterable[str], now: datetime) -> list[Node]:
+        """The ``MAX_TIME_SCAN`` newest of the events' nodes, newest first: the ones whose
+        words a goal's dates are read from."""
+        graph = memory.graph
+        return [graph.node(e) for e in self._newest(memory, events, now)[:MAX_TIME_SCAN]]
+
+    def _emerge(self, memory: TenantMemory, scope: FoldScope) -> list[str]:
         created: list[str] = []
         handled: set[str] = set()  # intents created or reinforced in this fold
         covered: set[str] = set()  # concepts already part of a handled cluster
@@ -330,10 +366,11 @@ class IntentEmergence:
         total, events = 0.0, set[str]()
         start, end = window_start.timestamp(), now.timestamp()
         after = None if since is None else since.timestamp()
+        now_us = micros(now)
         for kind in EVIDENCE_KINDS:  # the most recently attached of each kind: bounded
             older = 0  # events attach roughly in time order: a run of old ones ends the window
             # the scan is kept between folds (memory.edge_cache): EVENT sources, their times
-            for src, ts, edge in memory.edge_cache.evidence(
+            for src, ts, edge, touched in memory.edge_cache.evidence(
                 graph, concept, kind, MAX_EVIDENCE_SCAN
             ):
                 if ts < start:
@@ -346,7 +383,10 @@ class IntentEmergence:
                     continue
                 if after is not None and ts <= after:
                     continue
-                total += decayed_weight(edge, now, decay)
+                # ``decayed_weight(edge, now, decay)``, to the bit, without a timedelta per
+                # edge: a fold sums some thousand of them
+                days = (now_us - touched) / 1_000_000 / 86400.0
+                total += edge.w0 * math.exp(-decay * (days if days > 0.0 else 0.0))
                 events.add(src)
         return total, events
 
@@ -526,20 +566,24 @@ class IntentEmergence:
         own = {e for e in (*cluster.events.get(cluster.seed, ()), *extra) if e in graph}
         events = own | {e for e in cluster.event_ids if e in graph}
         found: dict[str, Node] = {}
-        recent = sorted(events, key=lambda e: (graph.node(e).ts or now, e), reverse=True)
-        for holder in sorted({*cluster.supporting, *recent[:MAX_TIME_SCAN]}):
-            if holder not in graph:
-                continue
-            for other in graph.recent_sources(holder, EdgeKind.DEADLINE_FOR, MAX_TIME_SCAN):
-                if other in times and other not in found:
-                    node = graph.node(other)
-                    anchor = _anchor(node)
-                    if anchor is not None and anchor >= now:
-                        found[other] = node
-        naming, cued = _named_days(graph, own, now)
+        recent = self._newest(memory, events, now)[:MAX_TIME_SCAN]
+        anchors: set[str] = set()  # the holders share most of their TIME anchors: read each once
+        for holder in {*cluster.supporting, *recent}:
+            if holder in graph:
+                anchors.update(graph.recent_sources(holder, EdgeKind.DEADLINE_FOR, MAX_TIME_SCAN))
+        for other in sorted(anchors & times):
+            node = graph.node(other)
+            anchor = _anchor(node)
+            if anchor is not None and anchor >= now:
+                found[other] = node
+        latest = self._latest(memory, own, now)
+        naming, cued = _days_named(latest, now)
+        firsts: dict[date, tuple[float, int]] = {}  # anchors of one day share it: read once
 
         def first_named(day: date) -> tuple[float, int]:
-            return _first_named(graph, naming.get(day, ()), day)
+            if day not in firsts:
+                firsts[day] = _first_named(graph, naming.get(day, ()), day)
+            return firsts[day]
 
         def rank(node: Node) -> tuple[int, int, tuple[float, int], float, str]:
             day = _day(node)
@@ -553,7 +597,7 @@ class IntentEmergence:
         moved = (
             None
             if goal_day is None
-            else _moved_day(graph, own, now, goal_day, self._of_the_goal(memory, intent))
+            else _moved_day(latest, now, goal_day, self._of_the_goal(memory, intent))
         )
         if moved is not None:  # moved: the new day first, however often the old was named
             ranked.sort(key=lambda node: _day(node) != moved)
@@ -596,12 +640,11 @@ class IntentEmergence:
         current, day = _day(intent), _day(ranked[0])
         if day == current:
             return False
-        graph = memory.graph
-        if not _named_days(graph, events, now)[0].get(day):
+        if not _days_named(self._latest(memory, events, now), now)[0].get(day):
             return False  # a planner's deadline, no text's
-        goal = events | intent_evidence(memory, intent.id)
+        goal = events | self._intent_evidence(memory, intent.id)
         about = self._latest_speaking_of(memory, goal, intent, now) or goal
-        named, cued = _named_days(graph, about, now)
+        named, cued = _days_named(self._latest(memory, about, now), now)
         beats = len(named.get(day, ())) > len(named.get(current, ()))
         return not (beats and (day in cued or current not in cued))
 
@@ -747,7 +790,7 @@ class IntentEmergence:
         leak") is named for what the evidence came to say; None between these, when the new
         one states no action, or when it is no better goal (``Namer.better_goal``). Records
         the milestone, or the retitle, in ``attrs``."""
-        evidence = intent_evidence(memory, intent.id) | ({held} if held else set())
+        evidence = self._intent_evidence(memory, intent.id) | ({held} if held else set())
         titled_at = intent.attrs.get(TITLED_AT_ATTR)
         if not isinstance(titled_at, int):
             attrs[TITLED_AT_ATTR] = len(evidence)
@@ -792,7 +835,7 @@ class IntentEmergence:
         own = {*cluster.events.get(cluster.seed, ()), *direct}
         if not self.namer.title_object(intent.title):
             return own
-        evidence = own | intent_evidence(memory, intent.id)
+        evidence = own | self._intent_evidence(memory, intent.id)
         return self._latest_speaking_of(memory, evidence, intent, now)
 
     def _latest_speaking_of(
@@ -802,17 +845,18 @@ class IntentEmergence:
         ``MAX_TIME_SCAN`` newest of them are found: ``_named_days`` reads no more, and a goal
         of a long stream has thousands of evidence events (parsing them all at every
         reinforcement made the fold four times slower per event at 50,000 events)."""
-        nodes = newest_first(memory.graph, events, now)  # as _named_days reads them
+        graph = memory.graph
+        ids = self._newest(memory, events, now)  # as _named_days reads them
         found: set[str] = set()
-        for start in range(0, len(nodes), MAX_TIME_SCAN):
-            chunk = [n.id for n in nodes[start : start + MAX_TIME_SCAN]]
+        for start in range(0, len(ids), MAX_TIME_SCAN):
+            chunk = [graph.node(e).id for e in ids[start : start + MAX_TIME_SCAN]]
             found |= self.namer.speaking_of(memory, chunk, intent.title)
             if len(found) >= MAX_TIME_SCAN:
                 break
         return found
 
-    @staticmethod
     def _due_by(
+        self,
         memory: TenantMemory,
         own: set[str],
         now: datetime,
@@ -823,12 +867,11 @@ class IntentEmergence:
         what the goal is due by), not a later date of the same theme that nothing is due by
         (the launch after the review the goal was for), unless an event says the date was
         moved."""
-        _, cued = _named_days(memory.graph, own, now)
+        _, cued = _days_named(self._latest(memory, own, now), now)
         return [node for node in deadlines if _day(node) in cued]
 
-    @staticmethod
     def _goes_on(
-        memory: TenantMemory, cluster: Cluster, direct: set[str], scope: FoldScope
+        self, memory: TenantMemory, cluster: Cluster, direct: set[str], scope: FoldScope
     ) -> bool:
         """Whether the goal's own events (its seed theme's and the intent's) still plan for a
         later day: named by ``MIN_NAMING`` of them, or by one that commits to it ("will be
@@ -836,7 +879,7 @@ class IntentEmergence:
         goal goes on (the passport in hand before the flight, the ceiling repaired)."""
         graph = memory.graph
         own = {*cluster.events.get(cluster.seed, ()), *direct}
-        naming, cued = _named_days(graph, own, scope.now)
+        naming, cued = _days_named(self._latest(memory, own, scope.now), scope.now)
         today = scope.now.date()
         for day, events in naming.items():
             if day <= today:
@@ -1077,14 +1120,57 @@ def _dates_in(text: str, ts: datetime) -> tuple[DateMention, ...]:
     return tuple(find_dates(text, ts, limit=MAX_GOAL_DATES))
 
 
+class EventOrder:
+    """The events of one fold's goals newest first (one without a time counts as ``now``):
+    the order in which a goal's dates are read from its events. A reinforcement reads the
+    same few hundred evidence events in this order a dozen times (the goal's own, its
+    cluster's, those speaking of its object); each event's place is looked up once per fold.
+    Valid for one graph at one stream time while no event node is removed or merged: the
+    emergence keeps one for the length of one ``emerge`` call."""
+
+    def __init__(self, graph: MemoryGraph, now: datetime) -> None:
+        self.graph = graph
+        self.now = now
+        self._keys: dict[str, tuple[datetime, str]] = {}  # event -> (time, node id)
+        self._absent: set[str] = set()  # ids asked for that are no node of the graph
+
+    def newest(self, events: Iterable[str]) -> list[str]:
+        """The ids of the events in the graph, newest first (ties by node id)."""
+        keys, absent = self._keys, self._absent
+        found: list[str] = []
+        for event in events:
+            if event in keys:
+                found.append(event)
+            elif event not in absent:
+                key = self._key(event)
+                if key is None:
+                    absent.add(event)
+                else:
+                    keys[event] = key
+                    found.append(event)
+        found.sort(key=keys.__getitem__, reverse=True)
+        return found
+
+    def _key(self, event: str) -> tuple[datetime, str] | None:
+        if event not in self.graph:
+            return None
+        node = self.graph.node(event)
+        return (node.ts or self.now, node.id)
+
+
+@dataclass
+class FoldReads:
+    """What one ``emerge`` call reads more than once: the order of events, and the evidence
+    of intents (``intent_evidence``, at the graph's ``edges_stamp`` it was read at)."""
+
+    order: EventOrder
+    evidence: dict[str, tuple[int, set[str]]] = field(default_factory=dict)
+
+
 def newest_first(graph: MemoryGraph, events: Iterable[str], now: datetime) -> list[Node]:
     """The events' nodes, newest first (one without a time counts as ``now``): the order in
     which a goal's dates are read from its events."""
-    return sorted(
-        (graph.node(e) for e in events if e in graph),
-        key=lambda n: (n.ts or now, n.id),
-        reverse=True,
-    )
+    return [graph.node(e) for e in EventOrder(graph, now).newest(events)]
 
 
 def _named_days(
@@ -1093,10 +1179,14 @@ def _named_days(
     """Days ahead of ``now`` that the events' own words name (read from their text, the most
     recent ``MAX_TIME_SCAN`` events): day -> events naming it, and the days named after a
     deadline cue."""
-    nodes = newest_first(graph, events, now)
+    return _days_named(newest_first(graph, events, now)[:MAX_TIME_SCAN], now)
+
+
+def _days_named(latest: Iterable[Node], now: datetime) -> tuple[dict[date, set[str]], set[date]]:
+    """``_named_days`` of the latest events (newest first, at most ``MAX_TIME_SCAN``)."""
     naming: dict[date, set[str]] = {}
     cued: set[date] = set()
-    for node in nodes[:MAX_TIME_SCAN]:
+    for node in latest:
         if node.ts is None:
             continue
         text = f"{node.title}\n{node.text}"[:MAX_TEXT]
@@ -1128,8 +1218,7 @@ def _first_named(graph: MemoryGraph, events: Iterable[str], day: date) -> tuple[
 
 
 def _moved_day(
-    graph: MemoryGraph,
-    events: Iterable[str],
+    latest: list[Node],
     now: datetime,
     current: date,
     of_goal: Callable[[str], bool] = lambda _: True,
@@ -1141,8 +1230,9 @@ def _moved_day(
     Mon 9 Nov to Wed 11 Nov" moves the demo, not the deck due that day), or, when it names no
     day it moves from, a move of the thing an event writes against that day (the demo of
     "Demo of multi-depot routing - Thursday 23 April" moved to Tuesday 28 April). None when
-    none does: the date of another thing moved (a feed job, a partner demo) is not the goal's."""
-    nodes = newest_first(graph, events, now)[:MAX_TIME_SCAN]
+    none does: the date of another thing moved (a feed job, a partner demo) is not the goal's.
+    ``latest``: the goal's own events, newest first, at most ``MAX_TIME_SCAN``."""
+    nodes = latest
     for node in nodes:
         if not cached_signals(node).moved:
             continue

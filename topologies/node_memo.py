@@ -10,7 +10,7 @@ leaves nothing derived from it behind).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from schemas.graph import Node
@@ -27,16 +27,38 @@ class NodeMemo:
         self._kept: dict[str, tuple[Node, dict[str, Any]]] = {}
 
     def get(self, what: str, node: Node, derive: Callable[[Node], T]) -> T:
+        values = self._values(node)
+        if what not in values:
+            values[what] = derive(node)
+        found: T = values[what]
+        return found
+
+    def many(
+        self, what: str, nodes: Sequence[Node], derive: Callable[[list[Node]], list[T]]
+    ) -> list[T]:
+        """``get`` for several nodes, in order: the nodes without the value are derived in one
+        call (``derive`` answers one value per node it is given, in order), so what is
+        costly per call (a parse of a batch of texts) is paid once."""
+        kept = [self._values(node) for node in nodes]
+        todo: dict[int, tuple[Node, list[dict[str, Any]]]] = {}
+        for node, values in zip(nodes, kept, strict=True):
+            if what not in values:
+                todo.setdefault(id(node), (node, []))[1].append(values)
+        if todo:
+            derived = derive([node for node, _ in todo.values()])
+            for (_, holders), value in zip(todo.values(), derived, strict=True):
+                for values in holders:
+                    values[what] = value
+        return [values[what] for values in kept]
+
+    def _values(self, node: Node) -> dict[str, Any]:
+        """What is derived from this version of the node (empty for a new version)."""
         kept = self._kept.get(node.id)
         if kept is None or kept[0] is not node:
             if len(self._kept) >= self.max_nodes:
                 self._kept.clear()
             kept = self._kept[node.id] = (node, {})
-        values = kept[1]
-        if what not in values:
-            values[what] = derive(node)
-        found: T = values[what]
-        return found
+        return kept[1]
 
     def forget(self, node_ids: Iterable[str]) -> None:
         """Drop what was derived from these nodes (removed ones)."""

@@ -74,6 +74,7 @@ from topologies.naming.titles import (
     derived_action,
     describe,
     entry_thing,
+    head_word,
     in_kept_verb,
     mentions_day,
     object_verb,
@@ -715,20 +716,27 @@ class Namer:
         head = self.title_object(title)
         if not head:
             return set()
-        forms = noun_forms(head)
-        nodes = [
-            n
-            for e in event_ids
-            if (n := memory.graph.get(e)) is not None and writes_any(n.embed_text, forms)
-        ]
-        if not nodes:
-            return set()
-        analyses = self.parser.analyse_nodes(nodes)
-        return {
-            node.id
-            for node, analysis in zip(nodes, analyses, strict=True)
-            if spoken_of(head, [analysis], [node.embed_text])
-        }
+        nodes = [n for e in event_ids if (n := memory.graph.get(e)) is not None]
+        # an event's answer is kept with it (``memory.node_memo``): a goal's events are asked
+        # about at every reinforcement, each event is read once per object
+        speaks = memory.node_memo.many(f"speaks_of:{head}", nodes, partial(self._speak, head))
+        return {node.id for node, said in zip(nodes, speaks, strict=True) if said}
+
+    def _speak(self, head: str, nodes: list[Node]) -> list[bool]:
+        """Whether each event speaks of ``head`` (see :meth:`speaking_of`). An event that
+        writes the head as a word does, whatever its parse; one that writes none of its forms
+        does not; only the others ("teeth" for "tooth", a compound) are parsed, in one batch."""
+        word, forms = head_word(head), noun_forms(head)
+        spoken = {id(n) for n in nodes if word.search(n.embed_text)}
+        unsure = [n for n in nodes if id(n) not in spoken and writes_any(n.embed_text, forms)]
+        if unsure:
+            analyses = self.parser.analyse_nodes(unsure)
+            spoken.update(
+                id(node)
+                for node, analysis in zip(unsure, analyses, strict=True)
+                if spoken_of(head, [analysis], [node.embed_text])
+            )
+        return [id(node) in spoken for node in nodes]
 
     def step_of_goal(
         self, title: str, reports: Sequence[str], texts: Sequence[str], subject: str = ""

@@ -243,11 +243,18 @@ def entry_thing(
 def spoken_of(head: str, analyses: Sequence[Analysis], texts: Sequence[str]) -> int:
     """Events that speak of the thing named by ``head``: a phrase of theirs has its head, or
     their words do (the parser may read "paper ID 2291" as an ID, not a paper)."""
-    word = re.compile(r"(?<![\w-])" + re.escape(head) + r"s?(?![\w-])", re.IGNORECASE)
+    word = head_word(head)
     return sum(
         head in a.heads or head in {p.head for p in a.named} or word.search(t) is not None
         for a, t in zip(analyses, texts, strict=True)
     )
+
+
+@cache
+def head_word(head: str) -> re.Pattern[str]:
+    """The head as a word of a text, singular or with a plural "s" ("paper", "papers"): a
+    text that writes it speaks of the thing, whatever its parse (``spoken_of``)."""
+    return re.compile(r"(?<![\w-])" + re.escape(head) + r"s?(?![\w-])", re.IGNORECASE)
 
 
 _THING_POS = frozenset({"ADJ", "NOUN", "PROPN"})
