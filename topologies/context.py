@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import numpy.typing as npt
@@ -71,7 +71,7 @@ class _Table:
     values: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict)
 
     def signals(self, i: int) -> dict[str, float]:
-        return {name: float(self.values[name][i]) for name in SIGNALS}
+        return {name: self.values[name].item(i) for name in SIGNALS}
 
 
 def assemble_context(
@@ -149,8 +149,8 @@ def _expand(
     cache, graph = memory.edge_cache, memory.graph
     while frontier and len(ordered) < config.max_candidates:
         nxt: list[str] = []
-        for node_id in frontier:
-            for other, _ in cache.strongest(graph, node_id, config.max_fanout, decay_per_day):
+        for entry in cache.many(graph, frontier, decay_per_day):  # one look-up per level
+            for other, _ in entry.ranked[: config.max_fanout]:
                 if other in seen or other == event_node_id:
                     continue
                 seen.add(other)
@@ -288,21 +288,59 @@ def personalized_pagerank(
         backward = (sparse.diags(scale) @ matrix).T.tocsr()  # ranks @ P, as P.T @ ranks
     restart = (1.0 - alpha) * teleport
     spill = np.flatnonzero(dangling)  # the dangling nodes' mass returns to the seeds
-    ranks = teleport.copy()
+    return _power_iteration(backward, teleport, restart, spill, alpha, size * tol, max_iter)
+
+
+def _power_iteration(
+    backward: npt.NDArray[np.float64] | sparse.csr_matrix,
+    teleport: npt.NDArray[np.float64],
+    restart: npt.NDArray[np.float64],
+    spill: npt.NDArray[np.intp],
+    alpha: float,
+    tol: float,
+    max_iter: int,
+) -> npt.NDArray[np.float64]:
+    """``ranks = alpha * (backward @ ranks + spilled mass * teleport) + restart`` until the
+    ranks move less than ``tol`` (L1). Each step's arrays are written into buffers kept for
+    the whole iteration, the same operations in the same order as fresh arrays would be: a
+    fold's PageRank is some forty steps on a few hundred nodes, where allocation cost as much
+    as arithmetic."""
+    dense = isinstance(backward, np.ndarray)
+    ranks, previous = teleport.copy(), np.empty_like(teleport)
+    step, gap, spilled = (np.empty_like(teleport) for _ in range(3))
     for _ in range(max_iter):
-        previous = ranks
-        step = backward @ previous
+        ranks, previous = previous, ranks
+        if dense:
+            np.matmul(backward, previous, out=step)
+        else:
+            step = backward @ previous
         if len(spill):
-            step += previous[spill].sum() * teleport
-        ranks = alpha * step
+            step += np.multiply(teleport, previous[spill].sum(), out=spilled)
+        np.multiply(step, alpha, out=ranks)
         ranks += restart
-        if np.abs(ranks - previous).sum() < size * tol:
+        np.subtract(ranks, previous, out=gap)
+        if np.abs(gap, out=gap).sum() < tol:
             break
-    return np.asarray(ranks)
+    return ranks
 
 
-def _touches(node: Node) -> tuple[datetime, ...]:
-    """The node's touches, latest first: event time, last access, last update."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NAIVE_EPOCH = datetime(1970, 1, 1)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _micros(stamp: datetime) -> int:
+    """Microseconds since the epoch, exactly: the recency of a candidate is computed on
+    integers, where datetime arithmetic between two time-zone objects costs a microsecond
+    an operation. A naive stamp is read against a naive epoch (the difference of two naive
+    stamps is the same)."""
+    epoch = _NAIVE_EPOCH if stamp.utcoffset() is None else _EPOCH
+    return (stamp - epoch) // _MICROSECOND
+
+
+def _touches(node: Node) -> tuple[int, ...]:
+    """The node's touches (``_micros``), latest first: event time, last access, last
+    update."""
     stamps = [node.last_access]
     if node.kind == NodeKind.EVENT:
         stamps.append(node.ts)
@@ -310,14 +348,16 @@ def _touches(node: Node) -> tuple[datetime, ...]:
         stamps.extend([node.updated_at, node.created_at])
         if node.kind != NodeKind.TIME:
             stamps.append(node.ts)
-    return tuple(sorted((s for s in stamps if s is not None), reverse=True))
+    return tuple(sorted((_micros(s) for s in stamps if s is not None), reverse=True))
 
 
-def _recency(touches: tuple[datetime, ...], now: datetime, tau_days: float) -> float:
-    """Ebbinghaus kernel on the latest touch up to ``now``."""
+def _recency(touches: tuple[int, ...], now: int, tau_days: float) -> float:
+    """Ebbinghaus kernel on the latest touch up to ``now`` (all in ``_micros``): the days
+    are ``timedelta.total_seconds() / 86400`` to the bit (an exact integer difference over
+    10**6, then over 86400)."""
     for latest in touches:
         if latest <= now:
-            days = (now - latest).total_seconds() / 86400.0
+            days = (now - latest) / 1_000_000 / 86400.0
             return math.exp(-days / max(tau_days, 1e-6))
     return 1.0 if touches else 0.0  # all in the future
 
@@ -326,58 +366,88 @@ def _recencies(
     memory: TenantMemory, nodes: list[Node], now: datetime, tau_days: float
 ) -> npt.NDArray[np.float64]:
     """``_recency`` of each node; a node's touches are read once per version of the node."""
-    memo = memory.node_memo
-    return np.array([_recency(memo.get("touches", n, _touches), now, tau_days) for n in nodes])
+    memo, at = memory.node_memo, _micros(now)
+    return np.array([_recency(memo.get("touch_micros", n, _touches), at, tau_days) for n in nodes])
 
 
-def _deadlines(memory: TenantMemory, node: Node) -> list[datetime]:
-    found: list[datetime] = []
-    if node.kind == NodeKind.INTENT and node.deadline is not None:
-        found.append(node.deadline)
-    if node.kind == NodeKind.TIME:
-        anchor = node.deadline or node.ts
-        if anchor is not None:
-            found.append(anchor)
-        return found
-    if memory.graph.in_degree(node.id, EdgeKind.DEADLINE_FOR) == 0:
-        return found
-    for source in memory.graph.first_sources(node.id, EdgeKind.DEADLINE_FOR, DEADLINE_EDGE_CAP):
-        anchor_node = memory.graph.get(source)
-        if anchor_node is not None:
-            anchor = anchor_node.deadline or anchor_node.ts
-            if anchor is not None:
-                found.append(anchor)
-    return found
+def _deadline_score(deadline: int, now: int, horizon_days: float) -> float:
+    """1 at (or up to a day past) ``deadline``, falling linearly to 0 at the horizon (both
+    in ``_micros``: the days are ``timedelta.total_seconds() / 86400`` to the bit)."""
+    days = (deadline - now) / 1_000_000 / 86400.0
+    if -1.0 <= days <= 0.0:
+        return 1.0
+    if 0.0 < days <= horizon_days:
+        return 1.0 - days / horizon_days
+    return 0.0
+
+
+def _own_deadline(node: Node) -> int | None:
+    """An intent's deadline (``_micros``)."""
+    return None if node.deadline is None else _micros(node.deadline)
+
+
+def _anchor(node: Node) -> int | None:
+    """When a TIME node (or another DEADLINE_FOR source) falls: its deadline, else its time."""
+    stamp = node.deadline or node.ts
+    return None if stamp is None else _micros(stamp)
+
+
+@dataclass
+class _Deadlines:
+    """The urgency of deadlines at one fold's ``now`` (``_micros``). A node's own deadline is
+    converted once per version of the node (``node_memo``), and the DEADLINE_FOR source that
+    anchors many candidates (a busy day, a concept's dates) is scored once per fold."""
+
+    memory: TenantMemory
+    now: int
+    horizon_days: float
+    anchors: dict[str, float] = field(default_factory=dict)  # anchoring node id -> score
+
+    def score(self, stamp: int | None) -> float:
+        return 0.0 if stamp is None else _deadline_score(stamp, self.now, self.horizon_days)
+
+    def anchored(self, sources: list[str]) -> float:
+        """The best score among the anchors of DEADLINE_FOR sources (0 without any)."""
+        anchors = self.anchors
+        for source in sources:
+            if source not in anchors:
+                node = self.memory.graph.get(source)
+                stamp = None if node is None else self.memory.node_memo.get("anchor", node, _anchor)
+                anchors[source] = self.score(stamp)
+        return max(map(anchors.__getitem__, sources), default=0.0)
+
+    def urgency(self, node: Node) -> float:
+        """The best score among the node's deadlines: its own (an intent's deadline, a TIME
+        node's anchor) and those of the first ``DEADLINE_EDGE_CAP`` DEADLINE_FOR sources."""
+        if node.kind == NodeKind.INTENT and node.status not in OPEN_STATUSES:
+            return 0.0
+        memo = self.memory.node_memo
+        if node.kind == NodeKind.TIME:
+            return self.score(memo.get("anchor", node, _anchor))
+        best = 0.0
+        if node.kind == NodeKind.INTENT:
+            best = self.score(memo.get("deadline", node, _own_deadline))
+        graph = self.memory.graph
+        sources = graph.first_sources(node.id, EdgeKind.DEADLINE_FOR, DEADLINE_EDGE_CAP)
+        return max(best, self.anchored(sources))
 
 
 def _urgencies(
     memory: TenantMemory, nodes: list[Node], now: datetime, horizon_days: float
 ) -> npt.NDArray[np.float64]:
-    """``_urgency`` of each node; zero without a look for the many that cannot have a deadline
-    (neither an intent nor a TIME node, and no DEADLINE_FOR edge in)."""
+    """The urgency of each node: 1 at (or up to a day past) a deadline, falling linearly to
+    0 at the horizon; zero without a look for the many that cannot have a deadline (neither
+    an intent nor a TIME node, and no DEADLINE_FOR edge in)."""
     out = np.zeros(len(nodes))
     graph = memory.graph
+    deadlines = _Deadlines(memory, _micros(now), horizon_days)
     for i, node in enumerate(nodes):
         if node.kind in _DATED or graph.in_degree(node.id, EdgeKind.DEADLINE_FOR):
-            out[i] = _urgency(memory, node, now, horizon_days)
+            out[i] = deadlines.urgency(node)
     return out
 
 
 _DATED = frozenset({NodeKind.INTENT, NodeKind.TIME})
-
-
-def _urgency(memory: TenantMemory, node: Node, now: datetime, horizon_days: float) -> float:
-    """1 at (or up to a day past) a deadline, falling linearly to 0 at the horizon."""
-    if node.kind == NodeKind.INTENT and node.status not in OPEN_STATUSES:
-        return 0.0
-    best = 0.0
-    for deadline in _deadlines(memory, node):
-        days = (deadline - now).total_seconds() / 86400.0
-        if -1.0 <= days <= 0.0:
-            best = 1.0
-        elif 0.0 < days <= horizon_days:
-            best = max(best, 1.0 - days / horizon_days)
-    return best
 
 
 # ------------------------------------------------------------------- selection
@@ -390,14 +460,16 @@ def _tier_item(table: _Table, i: int, tier: str, score: float) -> ContextItem:
                        signals)  # fmt: skip
 
 
-def _ranked(table: _Table, pool: npt.NDArray[np.bool_], weights: dict[str, float]) -> list:
+def _ranked(
+    table: _Table, pool: npt.NDArray[np.bool_], weights: dict[str, float]
+) -> list[tuple[float, int]]:
     """(score, position) of the pool's candidates, best first, ties by id."""
     score = np.zeros(len(table.ids))
     for name, weight in weights.items():
         score = score + weight * table.values[name]
     picks = np.flatnonzero(pool)
     ranked = picks[np.argsort(-score[picks], kind="stable")]  # ids are sorted: ties by id
-    return [(float(score[i]), int(i)) for i in ranked]
+    return list(zip(score[ranked].tolist(), ranked.tolist(), strict=True))
 
 
 def _select(
@@ -445,14 +517,14 @@ def _mmr(
     best_sim = np.full(len(left), -np.inf)
     for vec in picked[picked_has]:
         best_sim = np.maximum(best_sim, matrix @ vec)
-    centrality = table.values["centrality"][left]
+    central = 0.8 * table.values["centrality"][left]
     taken = np.zeros(len(left), dtype=bool)
     out: list[ContextItem] = []
     while len(out) < min(budget, len(left)):
         diversity = np.where(
             has_vec & np.isfinite(best_sim), np.clip(1.0 - best_sim, 0.0, 1.0), 1.0
         )
-        score = np.where(taken, -np.inf, 0.8 * centrality + 0.2 * diversity)
+        score = np.where(taken, -np.inf, central + 0.2 * diversity)
         pick = int(np.argmax(score))  # first maximum: ties go to the smaller id (sorted)
         taken[pick] = True
         item = _tier_item(table, int(left[pick]), "background", float(score[pick]))
@@ -472,7 +544,7 @@ def _vectors(
     has_vec = np.zeros(len(nodes), dtype=bool)
     by_kind: dict[str, list[int]] = {}
     for i, node in enumerate(nodes):
-        by_kind.setdefault(node.kind.value, []).append(i)
+        by_kind.setdefault(node.kind, []).append(i)  # a StrEnum: the index's name
     for kind, rows in by_kind.items():
         index = memory.indexes.get(kind)
         if index is not None:

@@ -108,9 +108,10 @@ class _Flat:
 
     def search(self, query: Vector, want: int) -> list[tuple[str, float]]:
         scores, labels = self.index.search(query, want)
+        at = self.at
         return [
-            (self.at[int(label)], float(score))
-            for score, label in zip(scores[0], labels[0], strict=True)
+            (at[label], score)
+            for score, label in zip(scores[0].tolist(), labels[0].tolist(), strict=True)
             if label >= 0
         ]
 
@@ -197,8 +198,8 @@ class _Inverted:
     def search(self, query: Vector, want: int) -> list[tuple[str, float]]:
         scores, labels = self.index.search(query, want)
         return [
-            (self.name[int(label)], float(score))
-            for score, label in zip(scores[0], labels[0], strict=True)
+            (self.name[label], score)
+            for score, label in zip(scores[0].tolist(), labels[0].tolist(), strict=True)
             if label >= 0
         ]
 

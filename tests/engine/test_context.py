@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -159,3 +160,54 @@ async def test_kept_edge_scans_are_read_again_only_where_edges_changed(
     assert after[0] is not before[0]
     assert after[0].ranked[0][0] == newcomer  # the strongest edge now
     assert cache.key(newcomer) in after[0].out[0]  # and a PageRank row
+
+
+async def test_a_deadline_shared_by_many_candidates_is_read_once_and_makes_each_urgent(
+    engine: FoldEngine, make_event: MakeEvent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = await filled(engine, make_event, rounds=2)
+    now = make_event("x").ts
+    day = Node(id="t_friday", kind=NodeKind.TIME, tenant="alice", title="Deadline Friday",
+               created_at=now, updated_at=now, deadline=now + timedelta(days=2))  # fmt: skip
+    memory.graph.add_node(day)
+    anchored = sorted(memory.graph.ids(NodeKind.EVENT))
+    for event_id in anchored:
+        memory.graph.put_edge(Edge(src=day.id, dst=event_id, kind=EdgeKind.DEADLINE_FOR, w0=1.0,
+                                   t_last=now, created_at=now))  # fmt: skip
+    reads: list[str] = []
+    read = memory.graph.get
+
+    def counting_get(node_id: str) -> Node | None:
+        reads.append(node_id)
+        return read(node_id)
+
+    monkeypatch.setattr(memory.graph, "get", counting_get)
+    _, context = context_for(engine, memory, make_event("dentist molar crown"), ContextConfig())
+    urgent = [i for i in context.items if i.node_id in anchored]
+    assert len(urgent) >= 3
+    assert all(item.signals["urgency"] == 1.0 for item in urgent)  # the nearest deadline
+    assert reads.count(day.id) <= 2  # as a candidate, and once as the anchor of them all
+
+
+def test_recency_on_integer_microseconds_is_the_datetime_formula_to_the_bit(
+    engine: FoldEngine,
+) -> None:
+    from topologies.context import _recencies
+
+    memory = engine.new_memory("alice")
+    now = datetime.fromisoformat("2026-11-20T18:45:00.123457+01:00")
+    stamps = ["2026-11-20T08:05:00+01:00", "2026-11-02T07:48:00.000001+00:00",
+              "2025-02-28T23:59:59.999999-05:00", "2026-11-20T18:45:00.123457+01:00",
+              "2026-11-20T17:45:00.123458+00:00"]  # fmt: skip
+    nodes = [Node(id=f"n{i}", kind=NodeKind.EVENT, tenant="alice", title="x",
+                  ts=datetime.fromisoformat(s), created_at=now, updated_at=now)
+             for i, s in enumerate(stamps)]  # fmt: skip
+    tau = 7.0
+    expected = []
+    for node in nodes:
+        assert node.ts is not None
+        if node.ts <= now:
+            expected.append(math.exp(-((now - node.ts).total_seconds() / 86400.0) / tau))
+        else:
+            expected.append(1.0)  # all touches in the future
+    assert _recencies(memory, nodes, now, tau).tolist() == expected

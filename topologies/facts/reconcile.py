@@ -92,6 +92,22 @@ def _slots(node: Node) -> Slots | None:
     return Slots.from_attrs(node.attrs)
 
 
+def _head(memory: TenantMemory, node_id: str) -> Node | None:
+    """The current belief of the chain holding ``node_id`` (None: no such node); most
+    candidates are heads already, read without a walk."""
+    node = memory.graph.get(node_id)
+    if node is None or not node.superseded_by:
+        return node
+    return head_of(memory, node_id)
+
+
+def _history(memory: TenantMemory, head: Node, depth: int) -> tuple[Node, ...]:
+    """The head and up to ``depth`` - 1 older revisions (a first belief has none)."""
+    if not head.supersedes or depth <= 1:
+        return (head,)
+    return tuple(walk(memory.graph, head, _older, depth))
+
+
 def _history_slots(candidate: Candidate) -> tuple[Slots | None, ...]:
     """The slots of the candidate's revisions (kept on the candidate when it was found)."""
     if len(candidate.history_slots) == len(candidate.history):
@@ -111,16 +127,18 @@ def candidates(
     beliefs; a head newer than ``when`` is left out (a late event does not revise the future)."""
     index = memory.indexes["FACT"]
     found: dict[str, Candidate] = {}
+    tried: set[str] = set()  # the kNN and the slot index often name the same belief
 
     def consider(node_id: str) -> None:
-        if memory.graph.get(node_id) is None:
+        if node_id in tried:
             return
-        head = head_of(memory, node_id)
-        if head.id in found or head.id in exclude:
+        tried.add(node_id)
+        head = _head(memory, node_id)
+        if head is None or head.id in found or head.id in exclude:
             return
         if when is not None and (head.valid_from or head.ts or when) > when:
             return
-        history = tuple(walk(memory.graph, head, _older, config.chain_depth))
+        history = _history(memory, head, config.chain_depth)
         slots_of = tuple(memory.node_memo.get("slots", node, _slots) for node in history)
         found[head.id] = Candidate(
             head, _cos(index.get(head.id), vector), slots_of[0], history, slots_of
