@@ -46,6 +46,8 @@ from benchmarks.bench_fold import build_embedder
 from benchmarks.common import RESULTS, machine, quiet_logs, stamp
 from benchmarks.synthetic import SyntheticStream
 from schemas.events import RawEvent
+from stream_app.collector import tune_collector
+from stream_app.settings import Settings
 from topologies.config import EngineConfig
 from topologies.engine import FoldEngine
 from topologies.heuristic_planner import HeuristicPlanner
@@ -291,7 +293,6 @@ async def embedded_run(events: Sequence[RawEvent], batch: int, workdir: Path) ->
     from stream_app.api.app import create_app
     from stream_app.embedded.runner import Runner, RunOptions
     from stream_app.factory import build_hub
-    from stream_app.settings import Settings
 
     workdir.mkdir(parents=True, exist_ok=True)
     source = workdir / "events.jsonl"
@@ -418,6 +419,7 @@ def main() -> None:
     parser.add_argument("--kafka", action="store_true", help="with --runtime: Kafka workers")
     args = parser.parse_args()
     quiet_logs()
+    tune_collector(Settings().gc_threshold)  # as `foldmem run` and `foldmem worker` do at start
     command = (
         f"python -m benchmarks.bench_throughput --sizes {args.sizes} --embedders "
         f"{args.embedders} --minilm-max {args.minilm_max} --batch {args.batch} "

@@ -106,6 +106,9 @@ class Settings(BaseSettings):
     # --- runner
     poll_interval: float = Field(default=0.5, gt=0, le=60)  # tail -f poll (seconds)
     sweep_interval: float = Field(default=300.0, ge=0)  # decay sweep period (seconds, 0 = off)
+    # the cyclic garbage collector's first-generation threshold (0: Python's own, 700): a fold
+    # frees most of what it allocates by reference counting (stream_app/collector.py)
+    gc_threshold: int = Field(default=20_000, ge=0)
     max_concurrent_tenants: int = Field(default=4, ge=1, le=256)
     tenant_queue_size: int = Field(default=256, ge=1)
     # a tenant's queue is folded in batches of up to this many events (one embedder call, two

@@ -32,6 +32,7 @@ from typing import Any, TextIO
 import structlog
 
 from schemas.errors import ConfigError, FoldmemError
+from stream_app.collector import tune_collector
 from stream_app.embedded.hub import MemoryHub
 from stream_app.ingest.deadletter import DeadLetter
 from stream_app.ingest.driver import BusyPolicy, IngestDriver
@@ -148,6 +149,7 @@ class Runner:
         try:
             # models load off the event loop, before the API serves and the folds begin
             await asyncio.to_thread(self.hub.engine.warm_up)
+            tune_collector(self.settings.gc_threshold)
             await self.hub.publish_pending()
             self.stats.refolded = await self.hub.recover()
             if self.options.serve_api and self.app_factory is not None:

@@ -32,6 +32,7 @@ import faust
 import structlog
 from faust.types import TP
 
+from stream_app.collector import tune_collector
 from stream_app.factory import build_engine
 from stream_app.ingest.admission import Admission
 from stream_app.kafka import agent
@@ -187,6 +188,7 @@ def build_worker(settings: Settings, engine: FoldEngine | None = None) -> KafkaW
 def run_worker(settings: Settings) -> None:
     """Run a worker until SIGINT/SIGTERM (``foldmem worker``)."""
     configure_logging(settings)
+    tune_collector(settings.gc_threshold)
     asyncio.run(ensure_topics(settings))  # before Faust subscribes (no auto-created topics)
     worker = build_worker(settings)
     # Faust's back-pressure notices ("producer buffer full", timer drift) are routine here
