@@ -224,7 +224,7 @@ class FoldEngine:
         """Load what a first fold would load on first use (the embedding model, word
         frequencies): a server calls this in a worker thread, so its event loop does not stop
         for it in the middle of a fold."""
-        self.embedder.embed(["Warm up: lunch with Alice Moreau in Berlin on 3 March"])
+        self.embedder.embed_transient(["Warm up: lunch with Alice Moreau in Berlin on 3 March"])
         self.embedder.forget()
         extract_entities("Warm up: lunch with Alice Moreau in Berlin on 3 March")
         lexicon()  # the namer's word forms
@@ -252,7 +252,7 @@ class FoldEngine:
         if isinstance(found, IngestResult):
             return found
         event, node_id, previous, fingerprint = found
-        vector = self.embedder.embed([event.text or event.id])[0]
+        vector = self.embedder.embed_transient([event.text or event.id])[0]
         source = self._topic_source(memory, event, node_id, vector)
         with memory.transaction() as changes:
             self._store(memory, event, node_id, previous, fingerprint, vector, source)
@@ -270,7 +270,7 @@ class FoldEngine:
         weight = correspondents.heading_weight(memory, event, node_id, self.config.topics)
         if weight >= 1.0:
             return None
-        body = self.embedder.embed([event.body])[0]
+        body = self.embedder.embed_transient([event.body])[0]
         log.debug("heading_weighed", tenant=memory.tenant, event_id=event.id, weight=weight)
         return correspondents.blend(vector, body, weight)
 
@@ -385,18 +385,38 @@ class FoldEngine:
 
         ``on_stored`` receives the ingest ChangeSet before any planner runs: a runtime persists
         it there, so a planner failure or a crash never loses the raw event.
+
+        The event's texts (its text, its statements) are embedded in one call, as a batch's
+        are, and forgotten when the fold ends.
         """
-        ingested = self.ingest(memory, event)
-        event = ingested.event or event
-        if ingested.changes is not None and on_stored is not None:
-            on_stored(ingested.changes)
-        if memory.event_state(event.id) == "folded":
-            return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
-        result = await self.fold_stored(memory, event)
+        try:
+            if self._unseen(memory, event):
+                self.prefetch(memory, [event])
+            ingested = self.ingest(memory, event)
+            revised = ingested.event is not None and ingested.event.id != event.id
+            event = ingested.event or event
+            if ingested.changes is not None and on_stored is not None:
+                on_stored(ingested.changes)
+            if memory.event_state(event.id) == "folded":
+                return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
+            if revised:  # its statements are the fold's texts too
+                self.prefetch(memory, [event])
+            result = await self.fold_stored(memory, event)
+        finally:
+            self.embedder.forget()
         if ingested.changes is not None:
             result.changes.insert(0, ingested.changes)
             result.stored = ingested.changes
         return result
+
+    @staticmethod
+    def _unseen(memory: TenantMemory, event: RawEvent) -> bool:
+        """A new event of the tenant's (not a duplicate nor a revision, which ingest tells)."""
+        return (
+            event.tenant == memory.tenant
+            and memory.event_state(event.id) is None
+            and event_node_id(memory.tenant, event.id) not in memory.graph
+        )
 
     async def fold_batch(
         self,

@@ -227,3 +227,16 @@ async def test_nightly_runs_when_idle_and_due(data_dir: Path) -> None:
         assert set(await hub.nightly_if_due()) == {"alice"}
     finally:
         hub.store.close()
+
+
+async def test_forget_event_drops_the_texts_the_engine_remembers(data_dir: Path) -> None:
+    settings = app_settings(data_dir)
+    hub = await _hub_with_stream(settings)
+    try:
+        await _api_get(hub, settings, "/tenants/alice/query", "POST", {"text": SECRET, "k": 3})
+        assert SECRET in hub.engine.embedder.kept()  # a query's text is kept across folds
+        deleted = await _api_get(hub, settings, "/tenants/alice/events/stance-3", "DELETE")
+        assert deleted.status_code == 200
+        assert not [text for text in hub.engine.embedder.kept() if SECRET in text]
+    finally:
+        hub.store.close()
