@@ -134,3 +134,11 @@ class EmbeddingMemo:
         memory[text] = row
         while len(memory) > size:
             memory.popitem(last=False)
+
+
+def embed_event_texts(embedder: Embedder, texts: Sequence[str]) -> Matrix:
+    """Vectors of texts taken from the events being folded (their statements): remembered by a
+    memo only until its fold ends, whichever fold or tenant asked for them first."""
+    if isinstance(embedder, EmbeddingMemo):
+        return embedder.embed_transient(texts)
+    return embedder.embed(texts)

@@ -540,7 +540,7 @@ class FoldEngine:
         now = self.stream_now(memory, event)
         vector = memory.index(NodeKind.EVENT).get(node_id)
         if vector is None:
-            vector = self.embedder.embed([event.text or event.id])[0]
+            vector = self.embedder.embed_transient([event.text or event.id])[0]
         context = await self.offload(
             lambda: assemble_context(
                 memory,

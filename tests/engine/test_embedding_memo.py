@@ -112,6 +112,30 @@ async def test_a_batch_keeps_none_of_its_events_texts(embedder: HashingEmbedder)
     assert not kept & set(texts)
 
 
+async def test_an_event_refolded_after_a_crash_keeps_none_of_its_texts(
+    embedder: HashingEmbedder,
+) -> None:
+    """A stored, unfolded event (what recovery refolds) is folded without the batch's
+    prefetch: its text and statements are still the fold's own, not kept."""
+    engine = heuristic_engine(embedder)
+    memory = engine.new_memory("alice")
+    events = sample_events(12)
+    reader = heuristic_engine(HashingEmbedder(dim=64))
+    last = max(i for i, e in enumerate(events) if reader.facts.texts(memory, [e]))
+    for event in events[:last]:
+        await engine.fold_batch(memory, [event])
+    event = events[last]
+    statements = reader.facts.texts(memory, [event])
+    engine.ingest(memory, event)  # stored, then the process died before the fold
+    engine.embedder.forget()
+
+    await engine.fold(memory, event)
+
+    kept = set(engine.embedder.kept())
+    assert statements and not set(statements) & kept
+    assert _text(event) not in kept
+
+
 def _text(event: RawEvent) -> str:
     return event.text or event.id
 

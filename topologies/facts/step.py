@@ -28,6 +28,7 @@ import structlog
 from schemas.events import RawEvent
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from topologies.embedding import Embedder
+from topologies.embedding_memo import embed_event_texts
 from topologies.facts.chains import link
 from topologies.facts.extract import ExtractedItem, ExtractorConfig, extract_items
 from topologies.facts.reconcile import (
@@ -163,7 +164,7 @@ class FactStep:
         asked = [i for i, item in enumerate(items) if self._judged_item(item)]
         if not asked or memory.event_state(event.id) == "folded":
             return
-        vectors = self.embedder.embed([items[i].text for i in asked])
+        vectors = embed_event_texts(self.embedder, [items[i].text for i in asked])
         author = event_author(event)
         decisions: dict[int, Decision] = {}
         for row, index in enumerate(asked):
@@ -236,7 +237,7 @@ class FactStep:
         judged = self._judged.pop((memory.tenant, event.id), {})
         if not items:
             return report
-        vectors = self.embedder.embed([item.text for item in items])
+        vectors = embed_event_texts(self.embedder, [item.text for item in items])
         author = event_author(event)
         all_slots = [slots_of(item.text, author) for item in items]
         topics = [s.topic or i.text for s, i in zip(all_slots, items, strict=True)]
