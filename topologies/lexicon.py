@@ -90,7 +90,7 @@ LABEL_SKIP = wordset(
 # 20 Nov", "Friday's standup moved to Thursday"), whatever their tense
 SCHEDULING_VERBS = wordset(
     "move postpone reschedule delay push shift cancel schedule plan book set confirm arrange "
-    "fix slate expect agree extend"
+    "fix slate expect agree extend decide choose pick settle"
 )
 # verbs that report what someone said: the day they name is what was said, not when ("the
 # post office lady said Thursday")

@@ -535,19 +535,44 @@ def find_dates(
     return found
 
 
-# words before a date that say it has passed: "since 14 March", "last Friday", "back on 3 May"
-_PAST_BEFORE = re.compile(r"\b(?:since|last|back(?:\s+(?:on|in))?)\s+(?:on\s+)?$", re.IGNORECASE)
-# "ago" closing the words after a date: "we met on 20 Nov, a year ago"
-_AGO_AFTER = re.compile(r"^,?\s+(?:[\w-]+\s+){1,3}ago\b", re.IGNORECASE)
+# words before a date that say it has passed: "since 14 March", "last Friday", and "back on 3
+# May" opening a sentence ("Back on 3 May we still had the old car"; "Out of office, back on 9
+# March" and "I'll be back on Friday" look ahead)
+_PAST_BEFORE = re.compile(
+    r"(?:\b(?:since|last)|(?:^|[.!?]\s+)back(?:\s+(?:on|in))?)\s+(?:on\s+)?$", re.IGNORECASE
+)
+# ... but "the last Friday of the month" is ahead
+_AHEAD_BEFORE = re.compile(r"\bthe\s+last\s+$", re.IGNORECASE)
+# "since" as "because": the date is the subject of what follows ("Since Friday is a holiday")
+_SUBJECT_AFTER = re.compile(
+    r"^\s+(?:is|are|was|were|will|would|falls|fell|has|had)\b|^['’]s\s", re.IGNORECASE
+)
+_SINCE_BEFORE = re.compile(r"\bsince\s+(?:on\s+)?$", re.IGNORECASE)
+# a span of time closing the words after a date: "we met on 20 Nov, a year ago" (not "Kickoff
+# on 5 March, planned two weeks ago": a verb between says when something else happened)
+_AGO_AFTER = re.compile(
+    r"^,?\s+(?:about\s+|some\s+|over\s+|almost\s+)?(?:a|an|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten|a\s+few|few|several|\d+)\s+(?:days?|weeks?|months?|years?)\s+ago\b",
+    re.IGNORECASE,
+)
 _POSSESSIVE = re.compile(r"['’]s\b")
+
+
+def _past_word_before(text: str, start: int, end: int) -> bool:
+    """'since', 'last' or 'back on' just before the date, read as the past: not "be back on",
+    "the last ... of", nor a "since" that means "because" ("Since Friday is a holiday")."""
+    before = text[max(0, start - 20) : start]
+    if _PAST_BEFORE.search(before) is None or _AHEAD_BEFORE.search(before) is not None:
+        return False
+    return not (_SINCE_BEFORE.search(before) and _SUBJECT_AFTER.match(text[end : end + 12]))
 
 
 def _said_passed(text: str, start: int, end: int) -> bool:
     """Whether the words around a date say it has passed: 'since', 'last', 'back on' before
-    it, 'ago' after it, a past-tense verb directly before it ("we met on 20 Nov"), or one it
-    opens the clause of ("On Friday, I got great news")."""
+    it, a span of time and 'ago' after it, a past-tense verb directly before it ("we met on 20
+    Nov"), or one it opens the clause of ("On Friday, I got great news")."""
     return (
-        _PAST_BEFORE.search(text[max(0, start - 20) : start]) is not None
+        _past_word_before(text, start, end)
         or _AGO_AFTER.match(text[end : end + 40]) is not None
         or past_verb_before(text, start)
         or fronted_on_past_verb(text, start, end)

@@ -167,6 +167,19 @@ def test_a_date_after_a_word_of_the_past_is_its_latest_day_never_one_ahead() -> 
     assert _days("On 20 Nov I got a slot") == []
 
 
+def test_words_that_only_look_like_the_past_keep_the_date_ahead() -> None:
+    """'be back on', an out-of-office 'back on', 'since' meaning 'because', 'the last Friday
+    of the month', an 'ago' that dates another verb, and a decision's day look ahead."""
+    assert _days("I'll be back on Friday") == ["2026-11-06"]
+    assert _days("Out of office, back on 9 Nov") == ["2026-11-09"]
+    assert _days("Since 6 Nov is the deadline, send it Thursday") == ["2026-11-06", "2026-11-05"]
+    assert _days("Since Friday is a holiday, submit on Thursday") == ["2026-11-06", "2026-11-05"]
+    assert _days("The deadline is the last Friday of the month") == ["2026-11-06"]
+    assert _days("Demo on Friday, agreed a week ago") == ["2026-11-06"]
+    assert _days("Kickoff on 5 Nov, planned two weeks ago") == ["2026-11-05"]
+    assert _days("We decided on Friday for the launch") == ["2026-11-06"]
+
+
 def test_a_date_after_a_plan_word_stays_the_coming_one() -> None:
     assert _days("Booked for 20 Nov") == ["2026-11-20"]
     assert _days("The review was moved to 20 Nov") == ["2026-11-20"]
