@@ -1,6 +1,7 @@
 """Concept boundaries: a concept whose members diverge splits in two (docs/DESIGN.md
 section 4, compression's
-counterpart; merging concepts whose members converge is in ``Consolidator.compress``).
+counterpart; merging concepts whose members converge is in ``Consolidator.compress``, which
+asks ``code_share`` how far two concepts' members name the same tickets and mail threads).
 
 Per fold, for the concepts the fold created or reinforced (at most ``MAX_SPLIT_CHECKS``): a
 concept with at least ``split_min_members`` members is examined again each time it has gained
@@ -31,6 +32,7 @@ from schemas.graph import EDGE_PRIOR_WEIGHT, Edge, EdgeKind, Node, NodeKind
 from topologies import topics
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
+from topologies.entities import node_entities
 from topologies.graph import MemoryGraph
 from topologies.memory import TenantMemory, stable_id
 from topologies.naming import Namer
@@ -45,6 +47,7 @@ KMEANS_ROUNDS = 12
 LABEL_TEXTS = 12  # member texts read to name a concept
 KEYWORDS = 12
 CHECKED_ATTR = "split_checked_at"
+CODE_ENTITIES = frozenset({"ticket", "thread"})  # entities that name one matter
 
 Relabel = Callable[[TenantMemory, FoldScope, str], None]
 
@@ -213,6 +216,30 @@ class Boundaries:
         for edge in list(graph.in_edges(event_id, EdgeKind.DEADLINE_FOR)):
             if edge.src in times and graph.edge(edge.src, new_id, EdgeKind.DEADLINE_FOR) is None:
                 graph.put_edge(edge.model_copy(update={"dst": new_id, "t_last": scope.now}))
+
+
+def code_share(memory: TenantMemory, a: str, b: str) -> float:
+    """Share of the smaller concept's members (its latest ``topics.MAX_MEMBERS``) that name a
+    ticket or a mail thread one of the other concept's members names: one matter written
+    in two registers (a channel's chat and the mails and notes about the same tickets).
+    People and names do not tie: the same few people take part in all of a person's themes."""
+    first, second = topics.member_events(memory, a), topics.member_events(memory, b)
+    small, large = (first, second) if len(first) <= len(second) else (second, first)
+    if not small:
+        return 0.0
+    theirs = set().union(*(_codes(memory, e) for e in large))
+    tied = sum(1 for e in small if _codes(memory, e) & theirs)
+    return tied / len(small)
+
+
+def _codes(memory: TenantMemory, event_id: str) -> frozenset[str]:
+    """The tickets and the mail thread an event names (its entities of those kinds), derived
+    once per version of the node: a pair of concepts near the bar is asked fold after fold."""
+    return memory.node_memo.get("codes", memory.graph.node(event_id), _node_codes)
+
+
+def _node_codes(node: Node) -> frozenset[str]:
+    return frozenset(e for e in node_entities(node) if e.partition(":")[0] in CODE_ENTITIES)
 
 
 def two_means(matrix: Vector) -> tuple[npt.NDArray[np.bool_], float]:

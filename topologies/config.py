@@ -74,6 +74,12 @@ class TopicConfig(BaseModel):
     merge_similarity: float = 0.6  # concepts whose centroids reach this merge (converged)
     merge_min_members: int = 3  # ... when both have this many members (one shared event
     # makes two concepts' centroids equal without their themes being one)
+    # ... or reach this one when most members of the smaller one (more than code_merge_share)
+    # name a ticket or a mail thread that members of the other name: one matter written in two
+    # registers (a channel's chat, the mails and notes about the same tickets;
+    # boundaries.code_share)
+    code_merge_similarity: float = 0.45
+    code_merge_share: float = Field(default=0.5, ge=0.0, lt=1.0)
     bridge_similarity: float = 0.3  # an event this close to another concept links the two
     split_min_members: int = 8  # a concept is examined for a split from this many members
     split_min_group: int = 3  # each side of a split keeps at least this many members

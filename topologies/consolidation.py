@@ -9,7 +9,11 @@ neighbourhoods, so its cost does not grow with the graph:
   reinforced by it) get, or strengthen, a RELATED_TO edge between them (Hebbian
   co-activation; at most ``MAX_COACTIVE`` concepts, so at most 15 pairs, per fold).
 - **compression**: each touched CONCEPT is compared with its ``MERGE_KNN`` nearest concepts;
-  above ``merge_similarity`` they merge through ``PlanExecutor.merge``. The keeper is the
+  above ``merge_similarity`` they merge through ``PlanExecutor.merge``. In topic space two
+  concepts whose members converge merge at ``topics.merge_similarity``, or already at
+  ``topics.code_merge_similarity`` when most members of the smaller one (more than
+  ``topics.code_merge_share``) name tickets or mail threads the other's members name
+  (``boundaries.code_share``). The keeper is the
   more-accessed node (ties: more reinforced, then older, then the smaller id); absorbed ids
   keep resolving through aliases. Concepts linked by SUPERSEDES (a belief revision) and a core
   schema with a non-core one never merge.
@@ -37,7 +41,7 @@ import structlog
 
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from topologies import topics
-from topologies.boundaries import Boundaries
+from topologies.boundaries import Boundaries, code_share
 from topologies.config import EngineConfig
 from topologies.executor import PlanExecutor
 from topologies.graph import decayed_weight
@@ -138,7 +142,7 @@ class Consolidator:
             current = concept_id
             for name, threshold in (
                 (NodeKind.CONCEPT.value, self.config.consolidation.merge_similarity),
-                (TOPIC, self.config.topics.merge_similarity),
+                (TOPIC, self.config.topics.code_merge_similarity),
             ):
                 current, count = self._compress_one(memory, scope, current, name, threshold)
                 merged += count
@@ -156,7 +160,7 @@ class Consolidator:
         for other, similarity in index.search(vector, MERGE_KNN, exclude={current}):
             if similarity < threshold or not self._mergeable(memory, current, other):
                 continue
-            if name == TOPIC and not self._converged(memory, current, other):
+            if name == TOPIC and not self._converged(memory, current, other, similarity):
                 continue
             keep, absorb = choose_keeper(memory.graph.node(current), memory.graph.node(other))
             self.executor.merge(memory, scope, keep.id, absorb.id)
@@ -204,12 +208,17 @@ class Consolidator:
                 added += 1
         return added
 
-    def _converged(self, memory: TenantMemory, a: str, b: str) -> bool:
-        """Both concepts have enough members for their centroids to say what they are about."""
-        least = self.config.topics.merge_min_members
-        return all(
-            int(memory.graph.node(c).attrs.get(topics.MEMBERS_ATTR, 0)) >= least for c in (a, b)
-        )
+    def _converged(self, memory: TenantMemory, a: str, b: str, similarity: float) -> bool:
+        """Both concepts have enough members for their centroids to say what they are about,
+        and the centroids are near-identical, or close and most members of the smaller concept
+        name tickets or mail threads the other's members name (``code_share``)."""
+        cfg = self.config.topics
+        least = cfg.merge_min_members
+        if any(int(memory.graph.node(c).attrs.get(topics.MEMBERS_ATTR, 0)) < least for c in (a, b)):
+            return False
+        if similarity >= cfg.merge_similarity:
+            return True
+        return code_share(memory, a, b) > cfg.code_merge_share
 
     @staticmethod
     def _mergeable(memory: TenantMemory, a: str, b: str) -> bool:

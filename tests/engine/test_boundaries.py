@@ -13,7 +13,7 @@ from schemas.events import RawEvent
 from schemas.graph import EdgeKind, NodeKind
 from schemas.plans import AddEdge, AddNode, UpdatePlan
 from topologies import topics
-from topologies.boundaries import two_means
+from topologies.boundaries import code_share, two_means
 from topologies.config import EngineConfig
 from topologies.context import assemble_context
 from topologies.embedding import HashingEmbedder
@@ -137,6 +137,91 @@ async def test_one_shared_event_does_not_make_two_concepts_converge(
     await engine.fold(memory, make_event("Passport photos for the Lisbon trip", id="e1"))
     # identical centroids (one member each), but no theme is known yet: both stay
     assert memory.graph.count(NodeKind.CONCEPT) == 2
+
+
+# One matter written in two registers: the launch channel's chat and the mails about the same
+# tickets. The "other tickets" mails read the same but name tickets no chat names.
+CHATS = [
+    "FLX-142 feed fix is deployed to staging, price feed on time again",
+    "FLX-157 price display copy approved by design, shipping today",
+    "FLX-163 load test on rc3 is green, p95 well under target",
+]
+MAILS = [
+    "Partner confirms the price feed lands on time after the FLX-142 fix",
+    "Legal approved the FLX-157 price display copy, shipping today",
+    "Report: FLX-163 load test of tariff release rc3 green",
+]
+OTHER_TICKETS = [mail.replace("FLX-1", "FLX-9") for mail in MAILS]
+REGISTERS = {
+    **{f"chat-{i}": Step(["Launch channel"]) for i in range(3)},
+    **{f"mail-{i}": Step(["Launch mails"]) for i in range(3)},
+}
+
+
+async def chat_and_mails(
+    make_event: MakeEvent, mails: list[str], upto: int = 3
+) -> tuple[FoldEngine, TenantMemory]:
+    """The chat concept and the mail concept: with three mails their centroids are between
+    ``code_merge_similarity`` (0.45) and ``merge_similarity`` (0.6) whichever tickets the
+    mails name (the hashing embedder: 0.57 with the chat's tickets, 0.51 with others)."""
+    engine = scripted(REGISTERS)
+    memory = engine.new_memory("alice")
+    texts = [(f"o-{i}", t) for i, t in enumerate(OTHER)]
+    texts += [(f"chat-{i}", t) for i, t in enumerate(CHATS)]
+    texts += [(f"mail-{i}", t) for i, t in enumerate(mails[:upto])]
+    await fold_texts(engine, memory, make_event, texts)
+    return engine, memory
+
+
+async def test_two_concepts_whose_members_name_the_same_tickets_merge_below_the_merge_bar(
+    make_event: MakeEvent,
+) -> None:
+    _, memory = await chat_and_mails(make_event, MAILS, upto=2)
+    chat, mails = concept_id(memory, "Launch channel"), concept_id(memory, "Launch mails")
+    assert code_share(memory, chat, mails) == 1.0  # but two mail members: too few to tell yet
+
+    _, memory = await chat_and_mails(make_event, MAILS)
+    (keeper,) = memory.graph.ids(NodeKind.CONCEPT)  # merged at cosine 0.57: below 0.6
+    assert keeper == chat  # the older one keeps
+    assert memory.graph.resolve(mails) == keeper
+    assert len(members(memory, keeper)) == 6
+
+
+async def test_concepts_as_close_whose_members_name_other_tickets_stay_apart(
+    make_event: MakeEvent,
+) -> None:
+    _, memory = await chat_and_mails(make_event, OTHER_TICKETS)
+    chat, mails = concept_id(memory, "Launch channel"), concept_id(memory, "Launch mails")
+    topic = EngineConfig().topics
+    similarity = memory.index(TOPIC).similarity(chat, mails)
+    assert topic.code_merge_similarity <= similarity < topic.merge_similarity
+    assert code_share(memory, chat, mails) == 0.0
+
+
+async def test_code_share_counts_the_members_naming_a_ticket_or_thread_of_the_other(
+    make_event: MakeEvent,
+) -> None:
+    script = {
+        **{f"chat-{i}": Step(["Launch channel"]) for i in range(3)},
+        "review": Step(["Launch channel"]),
+        **{f"mail-{i}": Step(["Launch mails"]) for i in range(3)},
+    }
+    engine = scripted(script, merge_similarity=1.1, code_merge_similarity=1.1)  # no merge
+    memory = engine.new_memory("alice")
+    thread = {"thread_id": "thr-flux-gonogo"}
+    steps = [(f"chat-{i}", t, {}) for i, t in enumerate(CHATS)]
+    steps += [
+        ("review", "Go/No-Go review for Flux Tariffs on Thursday", thread),
+        ("mail-0", MAILS[0], {}),  # FLX-142, as the first chat
+        ("mail-1", OTHER_TICKETS[1], {}),  # FLX-957: named by no chat
+        ("mail-2", "Re: exec pre-brief moved to Wednesday", thread),  # the review's thread
+    ]
+    for hours, (event_id, text, attrs) in enumerate(steps):
+        await engine.fold(memory, make_event(text, id=event_id, hours=hours, attrs=attrs))
+    chat, mails = concept_id(memory, "Launch channel"), concept_id(memory, "Launch mails")
+    # the smaller concept is the mails' (3 members): two name a ticket or thread of the other
+    assert code_share(memory, chat, mails) == pytest.approx(2 / 3)
+    assert code_share(memory, mails, chat) == pytest.approx(2 / 3)
 
 
 # ---------------------------------------------------------------------- splitting
