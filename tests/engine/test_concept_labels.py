@@ -354,6 +354,63 @@ def test_a_word_pair_no_member_writes_as_a_noun_phrase_is_no_candidate(
     assert "damage garage" not in labels
 
 
+@pytest.mark.parametrize(
+    ("texts", "label"),
+    [
+        (  # a participle in one noun phrase, a sentence's first word read as a verb in the other
+            [
+                ("Jonas Weber", "The drying machine is here. It sounds like a jet engine."),
+                (
+                    "Jonas Weber",
+                    "Kuhn sent the report. Drying machine arrives Monday and runs ten days.",
+                ),
+            ],
+            "Drying machine",
+        ),
+        (  # a noun, then a verb that does not agree with it: "Week" would take "plans"
+            [
+                ("Week plan 2-8 Nov", "Big three: the launch plan, the landlord, the dentist."),
+                ("Week plan 16-22 Nov", "Mon: load test re-run. Tue: Bürgeramt, passport."),
+            ],
+            "Week plan",
+        ),
+    ],
+)
+def test_two_words_the_parse_reads_as_a_verb_count_where_two_members_write_them(
+    minilm: Embedder, parser: PhraseParser, texts: list[tuple[str, str]], label: str
+) -> None:
+    """Both chats speak of the drying machine, both titles of the week plan, but the parser
+    reads "drying" as a verb (and "plan" as the verb of "Week"), so no member has the noun
+    phrase: the folder was "Machine" (one member's "Load test")."""
+    assert ranked(texts, minilm, parser)[0] == label
+
+
+def test_two_words_read_as_a_verb_by_one_member_only_are_no_candidate(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """One member's "the drying machine" is a machine: nobody else vouches for the pair."""
+    texts = [
+        ("Jonas Weber", "The drying machine is here. It sounds like a jet engine."),
+        ("Jonas Weber", "The machine runs ten days, the plumber says."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    labels = {label.casefold() for _, label in rank_labels(analyses, vectors, namer.embed)}
+    assert "machine" in labels
+    assert "drying machine" not in labels
+
+
+def test_a_unit_of_time_before_a_noun_says_its_kind(parser: PhraseParser) -> None:
+    """ "week plan", "day trip": a unit of time names which plan; after a number it is a
+    quantity ("a 3 week trip"), and alone no folder."""
+    assert {"week plan", "day trip"} <= candidates(
+        parser, "The week plan has a day trip to Potsdam on Saturday."
+    )
+    found = candidates(parser, "We booked a 3 week trip to Thailand.")
+    assert "trip" in found
+    assert not any("week" in p.split() for p in found)
+
+
 # ------------------------------------------------- the kind over one instance
 TICKET_QUEUE = [
     ("Morning queue", "37 new tickets since 6 am, all about the GST charged twice."),
