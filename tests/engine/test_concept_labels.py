@@ -374,15 +374,41 @@ def test_a_word_pair_no_member_writes_as_a_noun_phrase_is_no_candidate(
             ],
             "Week plan",
         ),
+        (  # a noun read as the subject of the next one: "Club" runs
+            [
+                ("Club run - Laufgruppe Volkspark", "Intervals: 6 x 800 m, 2 min jog recovery."),
+                ("Club run - Laufgruppe Volkspark", "Easy 8 km around the park, strides."),
+            ],
+            "Club run",
+        ),
+        (  # a heading's first noun read as an imperative: "run the log"
+            [
+                ("Run log: 6 x 800", "Averaged 4:38/km and the last rep still felt fine."),
+                ("Run log: long run", "14 km along the Spree and back, calf a bit tight."),
+            ],
+            "Run log",
+        ),
     ],
 )
 def test_two_words_the_parse_reads_as_a_verb_count_where_two_members_write_them(
     minilm: Embedder, parser: PhraseParser, texts: list[tuple[str, str]], label: str
 ) -> None:
-    """Both chats speak of the drying machine, both titles of the week plan, but the parser
-    reads "drying" as a verb (and "plan" as the verb of "Week"), so no member has the noun
-    phrase: the folder was "Machine" (one member's "Load test")."""
+    """Both chats speak of the drying machine, both titles of the week plan (the club run,
+    the run log), but the parser reads "drying" as a verb (and "plan" as the verb of "Week",
+    "Club" as the subject of "run", "Run" as an imperative), so no member has the noun
+    phrase: the folder was "Machine" ("Launch plan", "Club", "Log")."""
     assert ranked(texts, minilm, parser)[0] == label
+
+
+@pytest.mark.parametrize(
+    "title", ["Approval received - please confirm", "Prices rise again", "Team meets Monday"]
+)
+def test_a_title_clause_of_a_noun_and_its_verb_is_no_compound(
+    parser: PhraseParser, title: str
+) -> None:
+    """A noun and a verb that agrees with it are a clause, however often titles write it."""
+    (analysis,) = parser.analyse([(title, "Nothing else.", frozenset())])
+    assert not [p.key for p in analysis.compounds if p.misread]
 
 
 def test_two_words_read_as_a_verb_by_one_member_only_are_no_candidate(

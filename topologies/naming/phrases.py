@@ -322,6 +322,8 @@ def _missed_pairs(
             pair = _gerund_pair(first, second, chunk_of, names)
         elif in_title and first.pos_ == "NOUN":
             pair = _title_pair(first, second, chunk_of, names)
+        elif in_title and first.pos_ == "VERB":
+            pair = _heading_pair(first, second, names)
         else:
             pair = None
         if pair is not None:
@@ -363,15 +365,30 @@ def _title_pair(
     first: Any, second: Any, chunk_of: dict[int, int], names: frozenset[str]
 ) -> Phrase | None:
     """A title's noun before a noun that the parse keeps apart ("Water damage bathroom
-    ceiling"), or before a present-tense verb that does not agree with it (a singular noun
-    takes "plans", not "plan": "Week plan 2-8 Nov" is a compound)."""
-    if first.tag_ == "NN" and second.tag_ == "VBP" and _WORD.match(second.text):
-        return _pair(_lemma(first), first, second, misread=True)
+    ceiling"), or that it reads as a clause of the two: the first the subject of the second,
+    a noun ("Club run - Laufgruppe Volkspark"), or the second a present-tense verb that does
+    not agree with it ("Week plan 2-8 Nov": a singular "Week" would take "plans"); a noun and
+    a verb that agree are a clause ("Approval received", "Prices rise")."""
+    if first.head.i == second.i and _WORD.match(second.text):
+        if first.dep_ == "nsubj" and second.pos_ == "NOUN":
+            return _pair(_lemma(first), first, second, misread=True)
+        if first.tag_ == "NN" and second.tag_ == "VBP":
+            return _pair(_lemma(first), first, second, misread=True)
     if second.pos_ != "NOUN" or not _keepable(second, names):
         return None
     if first.i in chunk_of and chunk_of[first.i] == chunk_of.get(second.i):
         return None
     return _pair(_lemma(first), first, second)
+
+
+def _heading_pair(first: Any, second: Any, names: frozenset[str]) -> Phrase | None:
+    """A title that opens with a noun the parse reads as an imperative taking the next noun
+    as its object ("Run log: 6 x 800"): a heading's compound, as the actions read it too."""
+    if not (first.tag_ == "VB" and first.is_sent_start and second.dep_ == "dobj"):
+        return None
+    if second.head.i != first.i or second.pos_ != "NOUN" or not _keepable(second, names):
+        return None
+    return _pair(first.lower_, first, second, misread=True)
 
 
 def _pair(modifier: str, first: Any, second: Any, misread: bool = False) -> Phrase:
