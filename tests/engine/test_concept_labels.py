@@ -354,6 +354,89 @@ def test_a_word_pair_no_member_writes_as_a_noun_phrase_is_no_candidate(
     assert "damage garage" not in labels
 
 
+@pytest.mark.parametrize(
+    ("texts", "label"),
+    [
+        (  # a participle in one noun phrase, a sentence's first word read as a verb in the other
+            [
+                ("Jonas Weber", "The drying machine is here. It sounds like a jet engine."),
+                (
+                    "Jonas Weber",
+                    "Kuhn sent the report. Drying machine arrives Monday and runs ten days.",
+                ),
+            ],
+            "Drying machine",
+        ),
+        (  # a noun, then a verb that does not agree with it: "Week" would take "plans"
+            [
+                ("Week plan 2-8 Nov", "Big three: the launch plan, the landlord, the dentist."),
+                ("Week plan 16-22 Nov", "Mon: load test re-run. Tue: Bürgeramt, passport."),
+            ],
+            "Week plan",
+        ),
+        (  # a noun read as the subject of the next one: "Club" runs
+            [
+                ("Club run - Laufgruppe Volkspark", "Intervals: 6 x 800 m, 2 min jog recovery."),
+                ("Club run - Laufgruppe Volkspark", "Easy 8 km around the park, strides."),
+            ],
+            "Club run",
+        ),
+        (  # a heading's first noun read as an imperative: "run the log"
+            [
+                ("Run log: 6 x 800", "Averaged 4:38/km and the last rep still felt fine."),
+                ("Run log: long run", "14 km along the Spree and back, calf a bit tight."),
+            ],
+            "Run log",
+        ),
+    ],
+)
+def test_two_words_the_parse_reads_as_a_verb_count_where_two_members_write_them(
+    minilm: Embedder, parser: PhraseParser, texts: list[tuple[str, str]], label: str
+) -> None:
+    """Both chats speak of the drying machine, both titles of the week plan (the club run,
+    the run log), but the parser reads "drying" as a verb (and "plan" as the verb of "Week",
+    "Club" as the subject of "run", "Run" as an imperative), so no member has the noun
+    phrase: the folder was "Machine" ("Launch plan", "Club", "Log")."""
+    assert ranked(texts, minilm, parser)[0] == label
+
+
+@pytest.mark.parametrize(
+    "title", ["Approval received - please confirm", "Prices rise again", "Team meets Monday"]
+)
+def test_a_title_clause_of_a_noun_and_its_verb_is_no_compound(
+    parser: PhraseParser, title: str
+) -> None:
+    """A noun and a verb that agrees with it are a clause, however often titles write it."""
+    (analysis,) = parser.analyse([(title, "Nothing else.", frozenset())])
+    assert not [p.key for p in analysis.compounds if p.misread]
+
+
+def test_two_words_read_as_a_verb_by_one_member_only_are_no_candidate(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """One member's "the drying machine" is a machine: nobody else vouches for the pair."""
+    texts = [
+        ("Jonas Weber", "The drying machine is here. It sounds like a jet engine."),
+        ("Jonas Weber", "The machine runs ten days, the plumber says."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    labels = {label.casefold() for _, label in rank_labels(analyses, vectors, namer.embed)}
+    assert "machine" in labels
+    assert "drying machine" not in labels
+
+
+def test_a_unit_of_time_before_a_noun_says_its_kind(parser: PhraseParser) -> None:
+    """ "week plan", "day trip": a unit of time names which plan; after a number it is a
+    quantity ("a 3 week trip"), and alone no folder."""
+    assert {"week plan", "day trip"} <= candidates(
+        parser, "The week plan has a day trip to Potsdam on Saturday."
+    )
+    found = candidates(parser, "We booked a 3 week trip to Thailand.")
+    assert "trip" in found
+    assert not any("week" in p.split() for p in found)
+
+
 # ------------------------------------------------- the kind over one instance
 TICKET_QUEUE = [
     ("Morning queue", "37 new tickets since 6 am, all about the GST charged twice."),

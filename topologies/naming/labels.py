@@ -50,6 +50,7 @@ RARE_PENALTY = 0.1
 LONE_SHARE = 0.5  # a lone common noun names a folder only when this share of members uses it
 LONE_ZIPF = 4.0  # a lone noun this common is generic ("Group", "Call", "Tooth"), not "Ibuprofen"
 LONE_PENALTY = 0.1  # not for a noun of doing: "Planning", "Hiring" name a folder alone
+MISREAD_MEMBERS = 2  # members writing two words the parse read as a verb and a noun
 MODIFIER_MEMBERS = 2  # members that must say a lone word's phrase for it to replace the word
 MODIFIER_SHARE = 0.5  # ... and this share of the members that use the word
 LONG_WORDS = 2  # a common noun phrase longer than this ...
@@ -95,7 +96,7 @@ def _stats(analyses: Sequence[Analysis]) -> _Stats:
     """What the members write: per phrase key, how many members use it, its head and its
     forms; per word, how many members use it in any phrase."""
     stats = _Stats(members=len(analyses))
-    written = {p.key for a in analyses for p in a.phrases}
+    written = {p.key for a in analyses for p in a.phrases} | _misread_twice(analyses)
     for analysis in analyses:
         phrases = _phrases(analysis, written)
         stats.df.update({p.key for p in phrases})
@@ -113,11 +114,21 @@ def _stats(analyses: Sequence[Analysis]) -> _Stats:
     return stats
 
 
+def _misread_twice(analyses: Sequence[Analysis]) -> set[str]:
+    """Two words the parse read as a verb and a noun that two members write ("the drying
+    machine is here", "Drying machine arrives Mon 16 Nov"; the titles "Week plan 2-8 Nov" and
+    "Week plan 16-22 Nov"): the members speak of one thing the parse never sees as a noun
+    phrase, so no member's noun phrase vouches for it."""
+    writers = Counter(k for a in analyses for k in {p.key for p in a.compounds if p.misread})
+    return {key for key, count in writers.items() if count >= MISREAD_MEMBERS}
+
+
 def _phrases(analysis: Analysis, written: set[str]) -> list[Phrase]:
     """A member's noun phrases, and the two-word compounds it writes that the parse missed
     ("Staging deploy of rc1 failed", read as an imperative; the subject line "Water damage
     bathroom ceiling", read as no noun phrase) where another member writes them as a noun
-    phrase ("our staging deploy failed", "inspect the water damage"): both speak of it."""
+    phrase ("our staging deploy failed", "inspect the water damage") or, read as a verb and
+    a noun, writes them too ("the drying machine"): both speak of it."""
     own = analysis.keys
     missed = {p.key: p for p in analysis.compounds if p.key in written and p.key not in own}
     return [*analysis.phrases, *missed.values()]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
 from typing import Any
@@ -29,6 +29,7 @@ from topologies.graph import raw_attr
 from topologies.lexicon import CALENDAR_WORDS, LABEL_SKIP, STOPWORDS, wordset
 from topologies.text import zipf
 
+TIME_UNITS = frozenset({"day", "week", "month", "year"})  # may say a thing's kind: "Week plan"
 MAX_PARSE_CHARS = 600  # of an event's body: names come from what it is about, up front
 CACHE_SIZE = 8192  # parsed events kept per parser
 MAX_MODIFIERS = 2  # words before the head in a phrase ("bathroom water damage")
@@ -83,6 +84,7 @@ class Phrase:
     in_title: bool
     counted: bool = False  # a unit right after a number: "10 km", "5 mg"
     numbered: bool = False  # its head says which by a number: "apartment 3.2", "tooth 36"
+    misread: bool = False  # two words the parse read as a verb and a noun: "drying machine"
 
 
 @dataclass(frozen=True)
@@ -298,36 +300,106 @@ def _missed_pairs(
 ) -> list[Phrase]:
     """Two-word noun compounds of the text that the parse missed, where it is known to miss
     them: in a title, a subject line of bare nouns it reads as no noun phrase ("Re: Water
-    damage bathroom ceiling, ..."); anywhere, a sentence's first word, a gerund, that it reads
-    as a verb taking the next word as object ("Staging deploy of rc1 failed"). A noun, or a
-    gerund, right before a noun, the two in no noun phrase of the parse or cut apart by it;
-    two words inside one noun phrase are its modifiers, no phrase of their own. Labels count
-    a pair only where another member writes it as a noun phrase."""
+    damage bathroom ceiling, ..."), or a noun followed by one it reads as a verb that does
+    not agree with it ("Week plan 2-8 Nov": "plan" as the verb of "Week"); anywhere, a
+    gerund before a noun that it reads as a verb: a sentence's first word taking the next
+    word as object ("Staging deploy of rc1 failed") or a verb's participle modifying it in a
+    noun phrase ("the drying machine", "Drying machine arrives ..."), where the phrase drops
+    it. A noun, or a gerund, right before a noun, the two in no noun phrase of the parse or
+    cut apart by it; two nouns inside one noun phrase are its modifiers, no phrase of their
+    own. Labels count a pair only where another member writes it as a noun phrase, or, read
+    as a verb, where two members write it."""
     chunk_of = {t.i: n for n, chunk in enumerate(chunks) for t in chunk}
     out = []
     for first, second in pairwise(doc):
-        if second.pos_ != "NOUN" or not first.whitespace_:
+        if not first.whitespace_ or not _WORD.match(first.text):
             continue
-        if first.i in chunk_of and chunk_of[first.i] == chunk_of.get(second.i):
+        if first.lower_ in names or _written_prefix(first):
             continue
-        if not in_title and not (first.tag_ == "VBG" and first.is_sent_start):
+        if first.lower_ in STOPWORDS and not (in_title and first.lower_ in TIME_UNITS):
             continue
-        if first.pos_ != "NOUN" and first.tag_ != "VBG":
-            continue
-        if not (_keepable(second, names) and _WORD.match(first.text)):
-            continue
-        if first.lower_ in names or first.lower_ in STOPWORDS or _written_prefix(first):
-            continue
-        modifier = _lemma(first) if first.pos_ == "NOUN" else first.lower_
-        out.append(
-            Phrase(
-                key=f"{modifier} {_lemma(second)}",
-                text=f"{first.text} {second.text}",
-                head=_lemma(second),
-                in_title=in_title,
-            )
-        )
+        if first.tag_ == "VBG":
+            pair = _gerund_pair(first, second, chunk_of, names)
+        elif in_title and first.pos_ == "NOUN":
+            pair = _title_pair(first, second, chunk_of, names)
+        elif in_title and first.pos_ == "VERB":
+            pair = _heading_pair(first, second, names)
+        else:
+            pair = None
+        if pair is not None:
+            out.append(replace(pair, in_title=in_title))
     return out
+
+
+def _time_modifier(token: Any) -> bool:
+    """A unit of time that says which kind of thing the next noun is ("Week plan", "Day
+    trip", "Year review"); never after a number, where it is a quantity ("a 3 week trip"),
+    and alone it names nothing."""
+    doc = token.doc
+    return (
+        token.lower_ in TIME_UNITS
+        and token.dep_ == "compound"
+        and token.i + 1 < len(doc)
+        and doc[token.i + 1].pos_ == "NOUN"
+        and not (token.i > 0 and doc[token.i - 1].like_num)
+    )
+
+
+def _gerund_pair(
+    first: Any, second: Any, chunk_of: dict[int, int], names: frozenset[str]
+) -> Phrase | None:
+    """A gerund the parse read as a verb before a noun: at a sentence's start, taking the
+    noun as its object ("Staging deploy of rc1 failed"), or as the noun's participle inside
+    its noun phrase ("the drying machine")."""
+    if second.pos_ != "NOUN" or not _keepable(second, names):
+        return None
+    inside = first.i in chunk_of and chunk_of[first.i] == chunk_of.get(second.i)
+    if inside and not (first.dep_ == "amod" and first.head.i == second.i):
+        return None
+    if not inside and not first.is_sent_start:
+        return None
+    return _pair(first.lower_, first, second, misread=True)
+
+
+def _title_pair(
+    first: Any, second: Any, chunk_of: dict[int, int], names: frozenset[str]
+) -> Phrase | None:
+    """A title's noun before a noun that the parse keeps apart ("Water damage bathroom
+    ceiling"), or that it reads as a clause of the two: the first the subject of the second,
+    a noun ("Club run - Laufgruppe Volkspark"), or the second a present-tense verb that does
+    not agree with it ("Week plan 2-8 Nov": a singular "Week" would take "plans"); a noun and
+    a verb that agree are a clause ("Approval received", "Prices rise")."""
+    if first.head.i == second.i and _WORD.match(second.text):
+        if first.dep_ == "nsubj" and second.pos_ == "NOUN":
+            return _pair(_lemma(first), first, second, misread=True)
+        if first.tag_ == "NN" and second.tag_ == "VBP":
+            return _pair(_lemma(first), first, second, misread=True)
+    if second.pos_ != "NOUN" or not _keepable(second, names):
+        return None
+    if first.i in chunk_of and chunk_of[first.i] == chunk_of.get(second.i):
+        return None
+    return _pair(_lemma(first), first, second)
+
+
+def _heading_pair(first: Any, second: Any, names: frozenset[str]) -> Phrase | None:
+    """A title that opens with a noun the parse reads as an imperative taking the next noun
+    as its object ("Run log: 6 x 800"): a heading's compound, as the actions read it too."""
+    if not (first.tag_ == "VB" and first.is_sent_start and second.dep_ == "dobj"):
+        return None
+    if second.head.i != first.i or second.pos_ != "NOUN" or not _keepable(second, names):
+        return None
+    return _pair(first.lower_, first, second, misread=True)
+
+
+def _pair(modifier: str, first: Any, second: Any, misread: bool = False) -> Phrase:
+    head = second.lower_ if second.pos_ == "VERB" else _lemma(second)
+    return Phrase(
+        key=f"{modifier} {head}",
+        text=f"{first.text} {second.text}",
+        head=head,
+        in_title=False,
+        misread=misread,
+    )
 
 
 def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
@@ -339,7 +411,8 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
         if token.i > head.i:
             break
         # a skipped token (a name, a number, a determiner) cuts the run: no fragments
-        run = [*run, token] if _keepable(token, names) else []
+        keep = _keepable(token, names) or _time_modifier(token)
+        run = [*run, token] if keep else []
     if not run or run[-1].i != head.i:
         return []
     out = []
