@@ -263,6 +263,15 @@ def cached_signals(node: Node) -> Signals:
     )
 
 
+def says_moved(node: Node) -> bool:
+    """``cached_signals(node).moved``, read without the other cues: a goal's latest events
+    are asked at every reinforcement whether they move a date."""
+    stored = node.attrs.get(CUES_ATTR)
+    if not isinstance(stored, dict):
+        return event_signals(node).moved
+    return bool(stored.get("moved"))
+
+
 @dataclass
 class GoalEvidence:
     """Goal cues over a set of evidence events."""

@@ -61,6 +61,7 @@ class MemoryGraph:
         # (topologies/edge_cache.py) stay valid while its stamp does
         self._edge_stamps: dict[str, int] = {}
         self._stamp = 0
+        self._times_stamp = 0  # see ``times_stamp``
         self._journal: Journal | None = None
 
     # ----------------------------------------------------------------- reading
@@ -89,6 +90,10 @@ class MemoryGraph:
         if found is None:
             raise NotFoundError(f"node {node_id!r} not found in tenant {self.tenant!r}")
         return found
+
+    def present(self, node_ids: Iterable[str]) -> set[str]:
+        """The ids that are nodes of the graph (an absorbed id's alias is not)."""
+        return set(filter(self.g._node.__contains__, node_ids))
 
     def nodes(self, kind: NodeKind | None = None) -> Iterator[Node]:
         if kind is None:
@@ -192,6 +197,13 @@ class MemoryGraph:
         what was read from its edges stays right while it does not."""
         return self._stamp
 
+    @property
+    def times_stamp(self) -> int:
+        """Changes whenever a node leaves the graph or its time (``ts``) changes (rollbacks
+        too): an order of nodes by their time, read from the graph, stays right while it does
+        not (a new node does not change it: it has no place in an order read before it came)."""
+        return self._times_stamp
+
     def edge_stamps(self, node_ids: Iterable[str]) -> list[int]:
         """``edge_stamp`` of each node, in order."""
         stamps = self._edge_stamps.get
@@ -290,8 +302,8 @@ class MemoryGraph:
         previous = self.node(node.id)
         if previous.kind != node.kind:
             raise ValueError("a node cannot change kind")
-        self.g.nodes[node.id]["n"] = node
-        self._record(lambda: self.g.nodes[previous.id].__setitem__("n", previous))
+        self._set_node(node, previous)
+        self._record(lambda: self._set_node(previous, node))
         self._dirty_node(node.id)
         return node
 
@@ -388,12 +400,19 @@ class MemoryGraph:
             if not inc:
                 del self._in_kind[(dst, kind)]
 
+    def _set_node(self, node: Node, previous: Node) -> None:
+        """Put a version of a node in place of ``previous`` (same id)."""
+        self.g.nodes[node.id]["n"] = node
+        if node.ts != previous.ts:
+            self._times_stamp += 1
+
     def _put_node(self, node: Node) -> None:
         self.g.add_node(node.id, n=node)
         self._by_kind[node.kind].add(node.id)
 
     def _drop_node_raw(self, node_id: str) -> None:
         node = self.g.nodes[node_id]["n"]
+        self._times_stamp += 1
         for src, dst, key in [
             *self.g.in_edges(node_id, keys=True),
             *self.g.out_edges(node_id, keys=True),

@@ -230,14 +230,12 @@ def intent_evidence(memory: TenantMemory, intent_id: str) -> set[str]:
     """EVENT nodes grounding or reinforcing the intent or a concept that triggers it (the
     most recently attached, bounded)."""
     graph = memory.graph
+    events = graph.ids(NodeKind.EVENT)  # a source is an edge's end: in the graph, not an alias
     holders = [intent_id, *graph.recent_sources(intent_id, EdgeKind.TRIGGERS, MAX_TRIGGERS)]
     found: set[str] = set()
     for holder in holders:
         for kind in (EdgeKind.GROUNDS, EdgeKind.REINFORCES):
-            for src in graph.recent_sources(holder, kind, MAX_SAME_GOAL_EVENTS):
-                node = graph.get(src)
-                if node is not None and node.kind == NodeKind.EVENT:
-                    found.add(src)
+            found |= events.intersection(graph.recent_sources(holder, kind, MAX_SAME_GOAL_EVENTS))
     return found
 
 

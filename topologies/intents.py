@@ -94,6 +94,7 @@ from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
 from topologies.edge_cache import micros
 from topologies.embedding import Embedder
+from topologies.event_order import EventOrder
 from topologies.executor import PlanExecutor
 from topologies.goals import (
     MAX_TEXT,
@@ -102,6 +103,7 @@ from topologies.goals import (
     content_words,
     date_move,
     done_reports,
+    says_moved,
     sentences,
 )
 from topologies.graph import MemoryGraph, decayed_weight
@@ -207,26 +209,22 @@ class IntentEmergence:
         """
         if not scope.event_node_id:
             return []
-        self._reads = FoldReads(EventOrder(memory.graph, scope.now))  # this fold's
+        self._reads = FoldReads(memory.graph)  # this fold's
         try:
             return self._emerge(memory, scope)
         finally:
             self._reads = None
 
     def _newest(self, memory: TenantMemory, events: Iterable[str], now: datetime) -> list[str]:
-        """The ids of the events, newest first: in the fold's ``EventOrder`` while ``emerge``
-        runs (the graph's events stay put within it), else read anew."""
-        reads = self._reads
-        order = None if reads is None else reads.order
-        if order is None or order.graph is not memory.graph or order.now != now:
-            order = EventOrder(memory.graph, now)
-        return order.newest(events)
+        """The ids of the events, newest first (``memory.event_order``: each event's place is
+        read once, not at every reinforcement of its goal)."""
+        return memory.event_order.newest(memory.graph, events, now)
 
     def _intent_evidence(self, memory: TenantMemory, intent_id: str) -> set[str]:
         """``intent_evidence``, read once while the graph's edges stay as they are (a
         reinforcement asks for it up to four times before it writes); not to be changed."""
         reads = self._reads
-        if reads is None or reads.order.graph is not memory.graph:
+        if reads is None or reads.graph is not memory.graph:
             return intent_evidence(memory, intent_id)
         stamp = memory.graph.edges_stamp
         kept = reads.evidence.get(intent_id)
@@ -563,10 +561,11 @@ class IntentEmergence:
         current = None if intent is None or intent.deadline is None else _day(intent)
         times = graph.ids(NodeKind.TIME)
         # the goal's own events: its seed theme's and those attached to the intent itself
-        own = {e for e in (*cluster.events.get(cluster.seed, ()), *extra) if e in graph}
-        events = own | {e for e in cluster.event_ids if e in graph}
+        own = graph.present((*cluster.events.get(cluster.seed, ()), *extra))
+        events = own | graph.present(cluster.event_ids)
         found: dict[str, Node] = {}
-        recent = self._newest(memory, events, now)[:MAX_TIME_SCAN]
+        ordered = self._newest(memory, events, now)  # own's order too: own is among them
+        recent = ordered[:MAX_TIME_SCAN]
         anchors: set[str] = set()  # the holders share most of their TIME anchors: read each once
         for holder in {*cluster.supporting, *recent}:
             if holder in graph:
@@ -576,7 +575,7 @@ class IntentEmergence:
             anchor = _anchor(node)
             if anchor is not None and anchor >= now:
                 found[other] = node
-        latest = self._latest(memory, own, now)
+        latest = [graph.node(e) for e in _first_among(ordered, own, MAX_TIME_SCAN)]
         naming, cued = _days_named(latest, now)
         firsts: dict[date, tuple[float, int]] = {}  # anchors of one day share it: read once
 
@@ -601,7 +600,11 @@ class IntentEmergence:
         )
         if moved is not None:  # moved: the new day first, however often the old was named
             ranked.sort(key=lambda node: _day(node) != moved)
-        elif intent is not None and ranked and self._holds(memory, intent, events, now, ranked):
+        elif (
+            intent is not None
+            and ranked
+            and self._holds(memory, intent, events, now, ranked, recent)
+        ):
             # the current day first; none when no anchor at hand has it: nothing changes
             held = [node for node in ranked if _day(node) == current]
             others = [node for node in ranked if _day(node) != current]
@@ -624,6 +627,7 @@ class IntentEmergence:
         events: set[str],
         now: datetime,
         ranked: list[Node],
+        recent: list[str],
     ) -> bool:
         """Whether an open goal's date (the ``intent``'s, still ahead) holds against the day
         ranked first. The date was set from what the goal's events say it is due by, and the
@@ -634,13 +638,14 @@ class IntentEmergence:
         current day (it beats, not ties), and, when the current day is one the goal is due by
         ("deck by Wed 18 Nov"), one something is due by too, not a day that only something
         happens on (the review, the passport appointment, the demo), however often it is
-        named. A day no text names (a planner's deadline) still replaces it."""
+        named. A day no text names (a planner's deadline) still replaces it. ``recent``: the
+        ``MAX_TIME_SCAN`` newest of ``events``, as ``_deadlines`` read them."""
         if intent.deadline is None or intent.deadline < now:
             return False  # a passed date moves only to a day it is due by (``_due_by``)
         current, day = _day(intent), _day(ranked[0])
         if day == current:
             return False
-        if not _days_named(self._latest(memory, events, now), now)[0].get(day):
+        if not _days_named([memory.graph.node(e) for e in recent], now)[0].get(day):
             return False  # a planner's deadline, no text's
         goal = events | self._intent_evidence(memory, intent.id)
         about = self._latest_speaking_of(memory, goal, intent, now) or goal
@@ -845,11 +850,10 @@ class IntentEmergence:
         ``MAX_TIME_SCAN`` newest of them are found: ``_named_days`` reads no more, and a goal
         of a long stream has thousands of evidence events (parsing them all at every
         reinforcement made the fold four times slower per event at 50,000 events)."""
-        graph = memory.graph
         ids = self._newest(memory, events, now)  # as _named_days reads them
         found: set[str] = set()
         for start in range(0, len(ids), MAX_TIME_SCAN):
-            chunk = [graph.node(e).id for e in ids[start : start + MAX_TIME_SCAN]]
+            chunk = ids[start : start + MAX_TIME_SCAN]  # node ids, as ``newest`` answers
             found |= self.namer.speaking_of(memory, chunk, intent.title)
             if len(found) >= MAX_TIME_SCAN:
                 break
@@ -1120,57 +1124,31 @@ def _dates_in(text: str, ts: datetime) -> tuple[DateMention, ...]:
     return tuple(find_dates(text, ts, limit=MAX_GOAL_DATES))
 
 
-class EventOrder:
-    """The events of one fold's goals newest first (one without a time counts as ``now``):
-    the order in which a goal's dates are read from its events. A reinforcement reads the
-    same few hundred evidence events in this order a dozen times (the goal's own, its
-    cluster's, those speaking of its object); each event's place is looked up once per fold.
-    Valid for one graph at one stream time while no event node is removed or merged: the
-    emergence keeps one for the length of one ``emerge`` call."""
-
-    def __init__(self, graph: MemoryGraph, now: datetime) -> None:
-        self.graph = graph
-        self.now = now
-        self._keys: dict[str, tuple[datetime, str]] = {}  # event -> (time, node id)
-        self._absent: set[str] = set()  # ids asked for that are no node of the graph
-
-    def newest(self, events: Iterable[str]) -> list[str]:
-        """The ids of the events in the graph, newest first (ties by node id)."""
-        keys, absent = self._keys, self._absent
-        found: list[str] = []
-        for event in events:
-            if event in keys:
-                found.append(event)
-            elif event not in absent:
-                key = self._key(event)
-                if key is None:
-                    absent.add(event)
-                else:
-                    keys[event] = key
-                    found.append(event)
-        found.sort(key=keys.__getitem__, reverse=True)
-        return found
-
-    def _key(self, event: str) -> tuple[datetime, str] | None:
-        if event not in self.graph:
-            return None
-        node = self.graph.node(event)
-        return (node.ts or self.now, node.id)
-
-
 @dataclass
 class FoldReads:
-    """What one ``emerge`` call reads more than once: the order of events, and the evidence
-    of intents (``intent_evidence``, at the graph's ``edges_stamp`` it was read at)."""
+    """What one ``emerge`` call reads more than once: the evidence of intents
+    (``intent_evidence``, at the graph's ``edges_stamp`` it was read at)."""
 
-    order: EventOrder
+    graph: MemoryGraph
     evidence: dict[str, tuple[int, set[str]]] = field(default_factory=dict)
 
 
 def newest_first(graph: MemoryGraph, events: Iterable[str], now: datetime) -> list[Node]:
     """The events' nodes, newest first (one without a time counts as ``now``): the order in
     which a goal's dates are read from its events."""
-    return [graph.node(e) for e in EventOrder(graph, now).newest(events)]
+    return [graph.node(e) for e in EventOrder().newest(graph, events, now)]
+
+
+def _first_among(ordered: list[str], among: set[str], limit: int) -> list[str]:
+    """The first ``limit`` of ``ordered`` that are ``among`` it, in its order: the newest of a
+    subset of events, read from the order of the whole."""
+    found: list[str] = []
+    for event in ordered:
+        if event in among:
+            found.append(event)
+            if len(found) >= limit:
+                break
+    return found
 
 
 def _named_days(
@@ -1234,7 +1212,7 @@ def _moved_day(
     ``latest``: the goal's own events, newest first, at most ``MAX_TIME_SCAN``."""
     nodes = latest
     for node in nodes:
-        if not cached_signals(node).moved:
+        if not says_moved(node):
             continue
         move = date_move(node)
         if move is None or move.to < now:

@@ -17,6 +17,7 @@ from schemas.graph import Edge, Node, NodeKind
 from topologies.config import AnnConfig
 from topologies.edge_cache import EdgeCache
 from topologies.entities import EntityIndex, rebuild_entity_index
+from topologies.event_order import EventOrder
 from topologies.graph import EdgeKey, Journal, MemoryGraph
 from topologies.node_memo import NodeMemo
 from topologies.vector_index import Vector, VectorIndex
@@ -94,6 +95,7 @@ class TenantMemory:
         self.entities = EntityIndex()  # derived, not persisted: rebuilt by load()
         self.edge_cache = EdgeCache()  # derived: nodes' edge scans, kept per edge stamp
         self.node_memo = NodeMemo()  # derived: values computed from a node's own fields
+        self.event_order = EventOrder()  # derived: events' places by time, per times stamp
         self._tx: _Tx | None = None
 
     # ------------------------------------------------------------------ lookups
@@ -209,7 +211,9 @@ class TenantMemory:
         for node_id in journal.nodes:
             data = self.graph.g.nodes.get(node_id)
             change.nodes[node_id] = None if data is None else data["n"]
-        self.node_memo.forget(n for n, node in change.nodes.items() if node is None)
+        removed = [n for n, node in change.nodes.items() if node is None]
+        self.node_memo.forget(removed)
+        self.event_order.forget(removed)
         for key in journal.edges:
             change.edges[key] = self.graph.edge(*key)
         for absorbed in journal.aliases:

@@ -16,8 +16,9 @@ from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
+from topologies.goals import CUES_ATTR, cached_signals, says_moved
 from topologies.graph import decayed_weight
-from topologies.intents import EventOrder, FoldReads, IntentEmergence
+from topologies.intents import FoldReads, IntentEmergence
 from topologies.memory import TenantMemory, event_node_id
 from topologies.naming import Namer
 from topologies.naming.phrases import PhraseParser
@@ -88,7 +89,7 @@ def test_a_goals_evidence_is_read_again_when_an_edge_is_written_or_rolled_back()
     graph, emerging = memory.graph, emergence()
     with memory.transaction():
         graph.put_edge(edge(ids[0], "i-tooth", EdgeKind.GROUNDS, T0))
-    emerging._reads = FoldReads(EventOrder(graph, NOW))  # as while a fold runs
+    emerging._reads = FoldReads(graph)  # as while a fold runs
     assert emerging._intent_evidence(memory, "i-tooth") == {ids[0]}
     with memory.transaction():
         graph.put_edge(edge(ids[1], "i-tooth", EdgeKind.REINFORCES, T0))
@@ -100,9 +101,9 @@ def test_a_goals_evidence_is_read_again_when_an_edge_is_written_or_rolled_back()
     assert emerging._intent_evidence(memory, "i-tooth") == {ids[0], ids[1]}
 
 
-def test_the_order_of_a_folds_events_is_not_kept_past_the_fold() -> None:
-    """An event removed after a fold (forgotten) is not read from what the fold kept, even
-    at the same stream time, nor after a fold that failed."""
+def test_an_event_removed_after_a_fold_leaves_the_order_its_goal_is_read_in() -> None:
+    """An event removed after a fold (forgotten) is not read from the order the fold kept,
+    even at the same stream time; a failed fold leaves no fold's reads behind."""
     memory, ids = goal_memory(3)
     emerging = emergence()
     scope = FoldScope(tenant="alice", event_id="t-2", event_node_id=ids[2], now=NOW)
@@ -155,3 +156,78 @@ def test_a_concepts_evidence_is_the_sum_of_its_decayed_edge_weights_to_the_bit()
         expected += decayed_weight(found, NOW, decay)
     assert total == expected
     assert events == set(ids)
+
+
+def newest(memory: TenantMemory, events: list[str], now: datetime = NOW) -> list[str]:
+    return memory.event_order.newest(memory.graph, events, now)
+
+
+def test_an_events_place_moves_with_its_time_and_back_on_a_rollback() -> None:
+    memory, ids = goal_memory(3)
+    assert newest(memory, ids) == ids[::-1]
+    memory.begin()
+    memory.graph.update_node(ids[0], ts=T0 + timedelta(days=1))  # re-dated: now the newest
+    assert newest(memory, ids) == [ids[0], ids[2], ids[1]]
+    memory.rollback()
+    assert newest(memory, ids) == ids[::-1]
+
+
+def test_an_event_whose_fold_was_rolled_back_is_no_longer_ordered() -> None:
+    memory, ids = goal_memory(2)
+    memory.begin()
+    late = node("e-late", NodeKind.EVENT, "Crown fitted").model_copy(update={"ts": NOW})
+    memory.graph.add_node(late)
+    assert newest(memory, [*ids, "e-late"]) == ["e-late", ids[1], ids[0]]
+    memory.rollback()
+    assert newest(memory, [*ids, "e-late"]) == [ids[1], ids[0]]
+
+
+def test_an_event_without_a_time_is_placed_at_each_readings_stream_time() -> None:
+    memory, ids = goal_memory(2)
+    with memory.transaction():
+        memory.graph.add_node(node("e-undated", NodeKind.EVENT, "Tooth note"))
+    events = [*ids, "e-undated"]
+    assert newest(memory, events, NOW) == ["e-undated", ids[1], ids[0]]
+    between = T0 + timedelta(minutes=30)  # after the first event, before the second
+    assert newest(memory, events, between) == [ids[1], "e-undated", ids[0]]
+
+
+def test_a_goals_evidence_holds_only_events_of_its_intent_and_concepts() -> None:
+    """A fact or a concept grounding the intent is no evidence event of it, nor is an
+    event grounding a concept that does not trigger it."""
+    memory, ids = goal_memory(3)
+    graph = memory.graph
+    with memory.transaction():
+        graph.add_node(node("f-crown", NodeKind.FACT, "The crown is ceramic"))
+        graph.add_node(node("c-lunch", NodeKind.CONCEPT, "Lunch"))
+        graph.put_edge(edge("c-dentist", "i-tooth", EdgeKind.TRIGGERS, T0))
+        graph.put_edge(edge(ids[0], "i-tooth", EdgeKind.GROUNDS, T0))
+        graph.put_edge(edge("f-crown", "i-tooth", EdgeKind.GROUNDS, T0))
+        graph.put_edge(edge(ids[1], "c-dentist", EdgeKind.REINFORCES, T0))
+        graph.put_edge(edge(ids[2], "c-lunch", EdgeKind.GROUNDS, T0))
+    assert emergence()._intent_evidence(memory, "i-tooth") == {ids[0], ids[1]}
+
+
+def test_whether_an_event_moves_a_date_reads_as_its_cues_say() -> None:
+    memory, ids = goal_memory(1)
+    unstored = node("e-moved", NodeKind.EVENT, "Dentist moved to Fri 13 Nov")
+    unstored = unstored.model_copy(update={"ts": T0})
+    stored_cue = unstored.model_copy(update={"attrs": {CUES_ATTR: {"moved": False}}})
+    for event_node in (unstored, stored_cue, memory.graph.node(ids[0])):
+        assert says_moved(event_node) == cached_signals(event_node).moved
+    assert says_moved(unstored) and not says_moved(stored_cue)
+
+
+def test_the_ids_present_in_a_graph_leave_out_an_absorbed_ones_alias() -> None:
+    memory, ids = goal_memory(2)
+    with memory.transaction():
+        memory.graph.set_alias("t-absorbed", ids[0])
+    assert memory.graph.present([ids[0], "t-absorbed", "t-unknown", ids[1]]) == set(ids)
+
+
+def test_a_forgotten_events_place_is_not_kept() -> None:
+    memory, ids = goal_memory(2)
+    assert newest(memory, ids) == ids[::-1]
+    with memory.transaction():
+        memory.graph.remove_node(ids[0])
+    assert ids[0] not in memory.event_order  # nothing read from it stays behind
