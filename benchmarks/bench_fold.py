@@ -36,8 +36,9 @@ from topologies.vector_index import use_single_thread
 RESULTS = Path(__file__).parent / "results"
 
 
-def build_embedder(name: str) -> Embedder:
-    return MiniLmOnnxEmbedder() if name == "minilm" else HashingEmbedder(dim=256)
+def build_embedder(name: str, threads: int = 2) -> Embedder:
+    """``threads``: MiniLM's intra-op threads (the runtime's FOLDMEM_MINILM_THREADS)."""
+    return MiniLmOnnxEmbedder(threads=threads) if name == "minilm" else HashingEmbedder(dim=256)
 
 
 async def run(

@@ -2,13 +2,16 @@
 
     .venv/bin/python -m benchmarks.bench_throughput [--sizes 1000,10000,100000]
         [--embedders hashing,minilm] [--minilm-max 10000] [--batch 64] [--stream 300]
+        [--no-ahead] [--minilm-threads 2]
 
 For each embedder and size N, one run on a fresh tenant:
 
 1. **fold**: the first N events of the seeded synthetic stream (``benchmarks.synthetic``)
    folded with ``FoldEngine.fold_batch`` in batches of ``--batch`` (heuristic planner, engine
-   only, no store): events/s on the wall clock and CPU milliseconds per event (this process;
-   ONNX's threads count, other jobs on the machine do not);
+   only, no store), each told the next (``ahead``: its texts are embedded while this batch
+   folds, as the ingest driver does; ``--no-ahead``: not): events/s on the wall clock and CPU
+   milliseconds per event (this process; ONNX's threads count, other jobs on the machine do
+   not). ``--minilm-threads``: MiniLM's intra-op threads (the runtime's default is 2);
 2. **embedding floor**: the same N event texts embedded alone, in batches of ``--batch``, by a
    fresh embedder of the same kind: what no fold can beat. ``fold / floor`` reads as a ratio;
 3. **streaming**: ``--stream`` more events folded one at a time (a batch of one, as a live
@@ -111,10 +114,17 @@ def embedding_floor(
     return time.perf_counter() - started, time.process_time() - cpu
 
 
-async def measure(embedder_name: str, size: int, batch: int, stream: int) -> Row:
+async def measure(
+    embedder_name: str,
+    size: int,
+    batch: int,
+    stream: int,
+    ahead: bool = True,
+    threads: int = 2,
+) -> Row:
     events = stream_of(size + stream)
-    embedder = build_embedder(embedder_name)
-    config = EngineConfig()
+    embedder = build_embedder(embedder_name, threads)
+    config = EngineConfig(embed_ahead=ahead)
     engine = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
     memory = engine.new_memory("bench")
     engine.warm_up()  # models and word lists load (as a server does at start): not folding
@@ -123,7 +133,10 @@ async def measure(embedder_name: str, size: int, batch: int, stream: int) -> Row
     row = Row(embedder_name, size)
     started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, size, batch):
-        await engine.fold_batch(memory, events[start : min(size, start + batch)])
+        stop = min(size, start + batch)  # the next batch is embedded while this one folds
+        await engine.fold_batch(
+            memory, events[start:stop], ahead=events[stop : min(size, stop + batch)]
+        )
     row.fold_s, row.fold_cpu_s = time.perf_counter() - started, time.process_time() - cpu
     for event in events[size:]:
         one, one_cpu = time.perf_counter(), time.process_time()
@@ -238,7 +251,11 @@ async def run(args: argparse.Namespace) -> tuple[list[Row], list[str]]:
             if name == "minilm" and size > args.minilm_max:
                 skipped.append(f"{name} {size:,}")
                 continue
-            rows.append(await measure(name, size, args.batch, args.stream))
+            rows.append(
+                await measure(
+                    name, size, args.batch, args.stream, not args.no_ahead, args.minilm_threads
+                )
+            )
     return rows, skipped
 
 
@@ -408,6 +425,8 @@ def main() -> None:
     parser.add_argument("--minilm-max", type=int, default=10_000)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--stream", type=int, default=300, help="events folded one at a time")
+    parser.add_argument("--no-ahead", action="store_true", help="no batch embedded ahead")
+    parser.add_argument("--minilm-threads", type=int, default=2)
     parser.add_argument("--rows", type=Path, default=None, help="JSON lines of rows to keep")
     parser.add_argument(
         "--render-only", action="store_true", help="measure nothing: write the --rows table"
@@ -423,7 +442,10 @@ def main() -> None:
     command = (
         f"python -m benchmarks.bench_throughput --sizes {args.sizes} --embedders "
         f"{args.embedders} --minilm-max {args.minilm_max} --batch {args.batch} "
-        f"--stream {args.stream}" + (f" --rows {args.rows}" if args.rows else "")
+        f"--stream {args.stream}"
+        + (" --no-ahead" if args.no_ahead else "")
+        + (f" --minilm-threads {args.minilm_threads}" if args.minilm_threads != 2 else "")
+        + (f" --rows {args.rows}" if args.rows else "")
     )
     if args.runtime:
         command = (

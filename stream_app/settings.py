@@ -117,6 +117,9 @@ class Settings(BaseSettings):
     # ... waiting up to this long for a batch to fill (0: fold what the queue holds at once,
     # which batches a backlog and adds no latency to a live stream)
     fold_batch_ms: float = Field(default=0.0, ge=0, le=60_000)
+    # while a tenant's batch folds, the texts of its next batch (already queued) are embedded
+    # in a worker thread (topologies.engine.FoldEngine.fold_batch's ``ahead``); false: off
+    embed_ahead: bool = True
     # Kafka workers: messages taken and folded as one batch (1: one at a time). Off by default:
     # batches save about 5% of a worker's CPU (docs/kafka.md)
     kafka_fold_batch_size: int = Field(default=1, ge=1, le=4096)
@@ -206,6 +209,7 @@ class Settings(BaseSettings):
         _put(top, "assign_similarity", self.assign_similarity)
         _put(top, "pair_similarity", self.pair_similarity)
         _put(top, "pool_size", self.pool_size)
+        _put(top, "embed_ahead", self.embed_ahead)
         _put(ann, "min_vectors", self.ann_min_vectors)
         _put(ann, "nprobe", self.ann_nprobe)
         base = EngineConfig()

@@ -215,4 +215,7 @@ class EngineConfig(BaseModel):
     # batch of the runner's): off. Slices of 16 measured no faster with MiniLM on a loaded
     # 2-core machine and cost 14% more CPU (smaller model calls): README, round two
     embed_slice: int = Field(default=64, ge=1)
+    # the tenant's next batch, when its driver knows it, is embedded in a worker thread while
+    # this batch folds (FoldEngine.fold_batch's ``ahead``); False: each batch embeds its own
+    embed_ahead: bool = True
     link_window_days: float = 21.0  # entity-overlap links only to events this recent

@@ -15,13 +15,20 @@ intent titles and descriptions) recur from one fold to the next (a relabel check
 label against the new one, an intent's deadline returns to an earlier date): up to
 ``kept_size`` of them, each at most ``kept_chars`` long, outlive ``forget``; ``clear`` drops
 them too (a deletion does, so no text quoting a deleted event stays).
+
+A batch can also be embedded ahead (``embed_ahead``): while one batch of a tenant folds on the
+fold's thread, the memo's own worker thread embeds the texts of the tenant's next batch (a
+model such as MiniLM releases the GIL, so on two cores the two overlap). The vectors wait
+beside the memo, not in it, until that batch starts and ``take_ahead`` hands them over; at
+most one batch ahead per tenant, one embedding at a time, and ``clear`` drops them too.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -51,6 +58,8 @@ class EmbeddingMemo:
         self.kept_chars = kept_chars
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # this fold's texts
         self._kept: OrderedDict[str, np.ndarray] = OrderedDict()  # on-demand, across folds
+        self._ahead: dict[str, Future[dict[str, np.ndarray]]] = {}  # a tenant's next batch
+        self._worker: ThreadPoolExecutor | None = None  # embeds ahead, started on first use
         self._lock = threading.Lock()
         self.calls = 0  # model calls made (for benchmarks)
 
@@ -89,10 +98,49 @@ class EmbeddingMemo:
             self._vectors.clear()
 
     def clear(self) -> None:
-        """Drop every remembered text, kept ones too (after a deletion)."""
+        """Drop every remembered text, kept ones too, and the batches embedded ahead (after
+        a deletion)."""
         with self._lock:
             self._vectors.clear()
             self._kept.clear()
+            self._ahead.clear()
+
+    def embed_ahead(self, key: str, texts: Sequence[str]) -> None:
+        """Start embedding, in the memo's worker thread, the texts of the batch that will
+        fold after the one folding now (``key``: its tenant). ``take_ahead`` hands the
+        vectors over when that batch starts; a newer call for the same key replaces this
+        one (one batch ahead). The texts kept across folds are not embedded again."""
+        with self._lock:
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(1, thread_name_prefix="embed-ahead")
+            replaced = self._ahead.get(key)
+            if replaced is not None:
+                replaced.cancel()  # not started yet: its batch is not the next one any more
+            self._ahead[key] = self._worker.submit(self._embed_unkept, list(texts))
+
+    def take_ahead(self, key: str) -> Future[dict[str, np.ndarray]] | None:
+        """The embedding started ahead for ``key``'s batch, handed over once (None: none)."""
+        with self._lock:
+            return self._ahead.pop(key, None)
+
+    def adopt(self, vectors: Mapping[str, np.ndarray]) -> None:
+        """Remember vectors embedded ahead as the texts of the fold starting now (``forget``
+        drops them when it ends)."""
+        with self._lock:
+            for text, row in vectors.items():
+                if self._recall(text) is None:
+                    self._remember(text, row, transient=True)
+
+    def _embed_unkept(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """The texts' vectors, but for those kept across folds (the worker's task)."""
+        with self._lock:
+            missing = sorted((t for t in dict.fromkeys(texts) if t not in self._kept), key=len)
+        if not missing:
+            return {}
+        fresh = dict(zip(missing, self.inner.embed(missing), strict=True))
+        with self._lock:
+            self.calls += 1
+        return fresh
 
     def _matrix(self, texts: Sequence[str], transient: bool) -> Matrix:
         if not texts:

@@ -380,6 +380,7 @@ class FoldEngine:
         memory: TenantMemory,
         event: RawEvent,
         on_stored: Callable[[ChangeSet], None] | None = None,
+        ahead: Sequence[RawEvent] = (),
     ) -> FoldResult:
         """Ingest then fold; a duplicate is a no-op, a revision folds as a new EVENT node.
 
@@ -387,11 +388,13 @@ class FoldEngine:
         it there, so a planner failure or a crash never loses the raw event.
 
         The event's texts (its text, its statements) are embedded in one call, as a batch's
-        are, and forgotten when the fold ends.
+        are, and forgotten when the fold ends. ``ahead``: as for ``fold_batch``.
         """
         try:
+            await self._adopt_ahead(memory)
             if self._unseen(memory, event):
                 self.prefetch(memory, [event])
+            self._start_ahead(memory, ahead)
             ingested = self.ingest(memory, event)
             revised = ingested.event is not None and ingested.event.id != event.id
             event = ingested.event or event
@@ -423,6 +426,7 @@ class FoldEngine:
         memory: TenantMemory,
         events: Sequence[RawEvent],
         on_stored: Callable[[ChangeSet], None] | None = None,
+        ahead: Sequence[RawEvent] = (),
     ) -> BatchResult:
         """Fold ``events`` (one tenant's, in order) as one batch.
 
@@ -436,10 +440,14 @@ class FoldEngine:
         refused by ``ingest`` (another tenant's, a forgotten id) is returned with status
         "refused", one whose fold failed (a bug) "failed", stored and not folded; the others
         fold.
+
+        ``ahead``: the events of the tenant's next batch, when the caller knows them: their
+        texts are embedded in a worker thread while this batch folds, and the next call
+        finds them (``EngineConfig.embed_ahead``; same vectors, same fold).
         """
         pending = self.inbox(memory)
         if len(events) == 1 and not pending:
-            result = await self.fold(memory, events[0], on_stored)
+            result = await self.fold(memory, events[0], on_stored, ahead)
             changes = result.fold_changes if on_stored is not None else result.changes
             return BatchResult(memory.tenant, [result], stored=result.stored, changes=changes)
         batch = BatchResult(memory.tenant, [])
@@ -450,25 +458,27 @@ class FoldEngine:
         size = self.config.embed_slice
         slices = [todo[start : start + size] for start in range(0, len(todo), size)]
         try:
+            await self._adopt_ahead(memory)
             if slices:
                 self.prefetch(memory, [event for _, event in slices[0]])
+            self._start_ahead(memory, ahead)
             for number, part in enumerate(slices):
-                ahead = self._embed_ahead(memory, slices[number + 1 :])
+                next_slice = self._embed_next_slice(memory, slices[number + 1 :])
                 try:
                     for target, event in part:
                         target.append(await self._fold_or_refuse(memory, event))
                         batch.changes.extend(target[-1].changes)
                         await asyncio.sleep(0)  # a server's other tasks (its API) run between
                 finally:
-                    if ahead is not None:
-                        await ahead
+                    if next_slice is not None:
+                        await next_slice
         finally:
             self.embedder.forget()
         if batch.stored is not None or pending:
             batch.changes.append(self._empty_inbox(memory))
         return batch
 
-    def _embed_ahead(
+    def _embed_next_slice(
         self, memory: TenantMemory, later: Sequence[Sequence[tuple[Any, RawEvent]]]
     ) -> asyncio.Future[None] | None:
         """Embed the next slice's texts in a worker thread while this slice folds: a model
@@ -480,6 +490,29 @@ class FoldEngine:
             return None
         texts = self.batch_texts(memory, [event for _, event in later[0]])
         return asyncio.ensure_future(asyncio.to_thread(self.embedder.prefetch, texts))
+
+    def _start_ahead(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
+        """Embed the texts of the tenant's next batch in the memo's worker thread while this
+        one folds (once this one's own texts are embedded): a model such as MiniLM releases
+        the GIL, so on two cores a stream of batches costs about the larger of embedding and
+        folding, not their sum. The texts are listed here, on the fold's thread."""
+        mine = [event for event in events if event.tenant == memory.tenant]
+        if mine and self.config.embed_ahead:
+            self.embedder.embed_ahead(memory.tenant, self.batch_texts(memory, mine))
+
+    async def _adopt_ahead(self, memory: TenantMemory) -> None:
+        """The vectors embedded ahead for the batch starting now, remembered as its texts. An
+        embedding that failed ahead is logged and left to this batch, which embeds its texts
+        itself: an error then fails this batch, the one it belongs to."""
+        future = self.embedder.take_ahead(memory.tenant)
+        if future is None or future.cancelled():
+            return
+        try:
+            vectors = await asyncio.wrap_future(future)
+        except Exception as exc:
+            log.warning("embed_ahead_failed", tenant=memory.tenant, error=str(exc))
+            return
+        self.embedder.adopt(vectors)
 
     async def recover_inbox(self, memory: TenantMemory) -> BatchResult:
         """Fold the events of a batch that was stored and never folded (after a crash)."""

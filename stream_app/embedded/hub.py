@@ -208,12 +208,16 @@ class MemoryHub(HubReads, EmbeddedPrivacy):
         return await self._fold(self.admission.admit(event), positions)
 
     async def fold_batch(
-        self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
+        self,
+        events: Sequence[RawEvent],
+        checkpoints: CheckpointFn | None = None,
+        ahead: Sequence[RawEvent] = (),
     ) -> list[FoldOutcome]:
         """:meth:`stream_app.hub.Hub.fold_batch`: each tenant's admitted events folded as one
         engine batch (:meth:`topologies.engine.FoldEngine.fold_batch`) in two commits: the
         raw events (the tenant's inbox) before any is planned, then the fold results, their
-        intent messages and the source positions of every event of the batch."""
+        intent messages and the source positions of every event of the batch. A tenant's
+        events in ``ahead`` (the next batch) are embedded while its batch folds."""
         outcomes: list[FoldOutcome | None] = [None] * len(events)
         admitted: dict[str, list[tuple[int, RawEvent]]] = {}
         for position, event in enumerate(events):
@@ -224,19 +228,27 @@ class MemoryHub(HubReads, EmbeddedPrivacy):
             except InvalidEventError as exc:
                 outcomes[position] = exc
         for tenant, todo in admitted.items():
-            done = await self._fold_tenant_batch(tenant, [e for _, e in todo], checkpoints)
+            mine = [e for _, e in todo]
+            later = [e for e in ahead if e.tenant == tenant]
+            done = await self._fold_tenant_batch(tenant, mine, checkpoints, later)
             for (position, _), outcome in zip(todo, done, strict=True):
                 outcomes[position] = outcome
         await self.publish_pending()
         return [o for o in outcomes if o is not None]
 
     async def _fold_tenant_batch(
-        self, tenant: str, events: list[RawEvent], checkpoints: CheckpointFn | None
+        self,
+        tenant: str,
+        events: list[RawEvent],
+        checkpoints: CheckpointFn | None,
+        ahead: Sequence[RawEvent] = (),
     ) -> list[FoldOutcome]:
         try:
             async with self.lock(tenant):
                 return await self.retrying(
-                    tenant, lambda m: self._fold_batch_locked(m, events, checkpoints), create=True
+                    tenant,
+                    lambda m: self._fold_batch_locked(m, events, checkpoints, ahead),
+                    create=True,
                 )
         except FoldmemError as exc:  # busy (TransientError), or refused: each event says so
             return [exc] * len(events)
@@ -245,11 +257,15 @@ class MemoryHub(HubReads, EmbeddedPrivacy):
             return [FoldFailedError(f"{type(exc).__name__}: {exc}")] * len(events)
 
     async def _fold_batch_locked(
-        self, memory: TenantMemory, events: list[RawEvent], checkpoints: CheckpointFn | None
+        self,
+        memory: TenantMemory,
+        events: list[RawEvent],
+        checkpoints: CheckpointFn | None,
+        ahead: Sequence[RawEvent] = (),
     ) -> list[FoldOutcome]:
         tenant = memory.tenant
         batch = await self.engine.fold_batch(
-            memory, events, on_stored=lambda stored: self.persist(tenant, [stored])
+            memory, events, on_stored=lambda stored: self.persist(tenant, [stored]), ahead=ahead
         )
         positions = [c for e in events for c in (checkpoints(e) if checkpoints else ())]
         self.persist(tenant, batch.fold_changes, messages=batch.messages, checkpoints=positions)

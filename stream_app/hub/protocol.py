@@ -90,7 +90,10 @@ class Hub(Protocol):
         ...
 
     async def fold_batch(
-        self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
+        self,
+        events: Sequence[RawEvent],
+        checkpoints: CheckpointFn | None = None,
+        ahead: Sequence[RawEvent] = (),
     ) -> list[FoldOutcome]:
         """Fold events in order (each tenant's in the order given): one outcome per event.
         A refused event (InvalidEventError) or a failed fold (FoldFailedError for a bug) does
@@ -99,7 +102,9 @@ class Hub(Protocol):
         ``checkpoints(event)`` is asked at each event's commit, as for :meth:`fold`.
 
         The ingest driver delivers every source through this (one tenant's events per
-        batch); a hub may fold a batch in fewer transactions than events."""
+        batch); a hub may fold a batch in fewer transactions than events. ``ahead``: the
+        events the driver will deliver next, which a hub may start embedding while this
+        batch folds (they are not folded here)."""
         ...
 
     # ------------------------------------------------------------------- read

@@ -7,7 +7,9 @@ driver owns the rest:
 - **Order and batching.** Events go to one queue per tenant; a tenant's worker hands the
   target what its queue holds (up to ``batch_size``, waiting up to ``batch_wait_s`` for it to
   fill) as one batch, so a tenant's events are delivered in the order read while tenants
-  proceed concurrently (at most ``max_tenants`` delivering at once).
+  proceed concurrently (at most ``max_tenants`` delivering at once). What the queue holds
+  beyond the batch (up to one more batch) is taken with it and handed to the target as
+  ``ahead``, to embed while the batch folds; it is the tenant's next batch.
 - **Busy tenants.** A :class:`~stream_app.hub.protocol.TransientError` outcome (another process
   holds the tenant, a worker is moving it) is tried again with backoff (:class:`BusyPolicy`),
   never dead-lettered: until stopped (the runner; the source does not pass the event, so it is
@@ -219,14 +221,16 @@ class IngestDriver:
             await queue.join()
 
     async def _worker(self, queue: asyncio.Queue[_Work]) -> None:
+        held: list[_Work] = []  # the next batch, as far as the queue held it
         while True:
-            batch = await self._take(queue)
+            batch = await self._take(queue, held)
+            held = self._take_queued(queue)
             try:
                 if not self.stop.is_set():
                     async with self._semaphore:
                         self._start_busy()
                         try:
-                            await self._deliver(batch)
+                            await self._deliver(batch, [work.event for work in held])
                         finally:
                             self._end_busy()
             except Exception as exc:  # DeliveryError (an import stops), or a bug
@@ -249,10 +253,11 @@ class IngestDriver:
         if self._busy == 0:
             self.stats.folding_seconds += time.perf_counter() - self._busy_since
 
-    async def _take(self, queue: asyncio.Queue[_Work]) -> list[_Work]:
-        """Up to ``batch_size`` events: what the queue holds, and for ``batch_wait_s`` after
-        the first one what arrives (polled: a cancelled ``get`` could lose an event)."""
-        batch = [await queue.get()]
+    async def _take(self, queue: asyncio.Queue[_Work], held: list[_Work]) -> list[_Work]:
+        """Up to ``batch_size`` events: those ``held`` from the queue already, else its first;
+        then what the queue holds, and for ``batch_wait_s`` what arrives (polled: a cancelled
+        ``get`` could lose an event)."""
+        batch = held or [await queue.get()]
         deadline = time.monotonic() + self.batch_wait_s
         while len(batch) < self.batch_size:
             if not queue.empty():
@@ -263,6 +268,14 @@ class IngestDriver:
                 break
             await asyncio.sleep(min(left, 0.005))
         return batch
+
+    def _take_queued(self, queue: asyncio.Queue[_Work]) -> list[_Work]:
+        """Up to ``batch_size`` events the queue holds now, without waiting: the tenant's next
+        batch, delivered after the one taken before them (and released as theirs)."""
+        taken: list[_Work] = []
+        while len(taken) < self.batch_size and not queue.empty():
+            taken.append(queue.get_nowait())
+        return taken
 
     def _release(self, source: Source) -> None:
         state = self._sources[id(source)]
@@ -276,7 +289,9 @@ class IngestDriver:
             raise failure
 
     # --------------------------------------------------------------- delivery
-    async def _deliver(self, batch: list[_Work]) -> None:
+    async def _deliver(self, batch: list[_Work], ahead: Sequence[RawEvent] = ()) -> None:
+        """Deliver the batch, trying again what a busy tenant sends back; ``ahead``: the
+        events to deliver next."""
         pending = batch
         delay = self.busy.first_delay_s
         attempt = 0
@@ -284,7 +299,7 @@ class IngestDriver:
             attempt += 1
             try:
                 outcomes = await self.target.deliver(
-                    [w.event for w in pending], _positions(pending)
+                    [w.event for w in pending], _positions(pending), ahead
                 )
             except DeliveryError as exc:
                 self._finished(

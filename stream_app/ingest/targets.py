@@ -40,8 +40,13 @@ class Target(Protocol):
     async def start(self) -> None: ...
 
     async def deliver(
-        self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
-    ) -> list[Outcome]: ...
+        self,
+        events: Sequence[RawEvent],
+        checkpoints: CheckpointFn | None = None,
+        ahead: Sequence[RawEvent] = (),
+    ) -> list[Outcome]:
+        """``ahead``: the events the driver delivers next (a hub embeds them meanwhile)."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -59,9 +64,12 @@ class HubTarget:
         return None
 
     async def deliver(
-        self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
+        self,
+        events: Sequence[RawEvent],
+        checkpoints: CheckpointFn | None = None,
+        ahead: Sequence[RawEvent] = (),
     ) -> list[Outcome]:
-        return list(await self.hub.fold_batch(events, checkpoints))
+        return list(await self.hub.fold_batch(events, checkpoints, ahead))
 
     async def close(self) -> None:
         return None
@@ -83,7 +91,10 @@ class DryRunTarget:
         return None
 
     async def deliver(
-        self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
+        self,
+        events: Sequence[RawEvent],
+        checkpoints: CheckpointFn | None = None,
+        ahead: Sequence[RawEvent] = (),
     ) -> list[Outcome]:
         outcomes: list[Outcome] = []
         for event in events:

@@ -124,9 +124,12 @@ class KafkaHub(HubReads, KafkaPrivacy):
             return await self.fold_locked(event)
 
     async def fold_batch(
-        self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
+        self,
+        events: Sequence[RawEvent],
+        checkpoints: CheckpointFn | None = None,
+        ahead: Sequence[RawEvent] = (),
     ) -> list[FoldOutcome]:
-        return await fold_each(self, events, checkpoints)
+        return await fold_each(self, events, checkpoints)  # one event at a time: no ahead
 
     async def fold_locked(self, event: RawEvent) -> FoldResult:
         """One admitted event's fold; the caller holds the tenant's lock. The raw event

@@ -48,7 +48,10 @@ class KafkaTarget:
         self._producer = producer
 
     async def deliver(
-        self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
+        self,
+        events: Sequence[RawEvent],
+        checkpoints: CheckpointFn | None = None,
+        ahead: Sequence[RawEvent] = (),
     ) -> list[Outcome]:
         outcomes: list[Outcome | None] = [None] * len(events)
         pending: list[tuple[int, Any]] = []

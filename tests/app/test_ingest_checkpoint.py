@@ -4,6 +4,7 @@ read again by the next run (not skipped as "unchanged")."""
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,10 @@ class FailingOnce:
         self.failed = False
 
     async def fold_batch(
-        self, events: list[RawEvent], checkpoints: CheckpointFn | None = None
+        self,
+        events: list[RawEvent],
+        checkpoints: CheckpointFn | None = None,
+        ahead: Sequence[RawEvent] = (),
     ) -> list[Any]:
         outcomes: list[Any] = []
         for event in events:

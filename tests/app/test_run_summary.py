@@ -38,7 +38,10 @@ class _SlowTarget:
         return None
 
     async def deliver(
-        self, events: Sequence[RawEvent], checkpoints: CheckpointFn | None = None
+        self,
+        events: Sequence[RawEvent],
+        checkpoints: CheckpointFn | None = None,
+        ahead: Sequence[RawEvent] = (),
     ) -> list[Outcome]:
         await asyncio.sleep(self.fold_s * len(events))
         return ["sent" for _ in events]

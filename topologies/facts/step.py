@@ -129,7 +129,7 @@ class FactStep:
         self.extractor_config = extractor_config or ExtractorConfig()
         self.reconcile_config = reconcile_config or ReconcileConfig()
         self.topics = TopicVectors(embedder)
-        self._prepared: OrderedDict[tuple[str, str], list[ExtractedItem]] = OrderedDict()
+        self._prepared: OrderedDict[tuple[str, str, str], list[ExtractedItem]] = OrderedDict()
         self._judged: OrderedDict[tuple[str, str], dict[int, Decision]] = OrderedDict()
         self._max_prepared = max_prepared
 
@@ -151,14 +151,14 @@ class FactStep:
             )
             return
         if items is not None:
-            self._remember((memory.tenant, event.id), items)
+            self._remember(self._key(memory, event), items)
 
     async def _prepare_decisions(self, memory: TenantMemory, event: RawEvent) -> None:
         """Ask the judge about each item that has candidates; keep its valid decisions."""
         if self.judge is None or not layer_enabled(memory, "facts"):
             return
         key = (memory.tenant, event.id)
-        items = self._prepared.get(key)
+        items = self._prepared.get(self._key(memory, event))
         if items is None:
             items = extract_items(event_text(event), self.extractor_config)
         asked = [i for i, item in enumerate(items) if self._judged_item(item)]
@@ -202,17 +202,24 @@ class FactStep:
         out: list[str] = []
         for event in events:
             items = extract_items(event_text(event), self.extractor_config)
-            self._remember((memory.tenant, event.id), items)  # apply() reads them, not again
+            self._remember(self._key(memory, event), items)  # apply() reads them, not again
             out.extend(item.text for item in items)
         return out
 
-    def _remember(self, key: tuple[str, str], items: list[ExtractedItem]) -> None:
+    @staticmethod
+    def _key(memory: TenantMemory, event: RawEvent) -> tuple[str, str, str]:
+        """Whose items these are: the tenant's event, as it reads now. Its text is part of
+        the key: the next batch's items may be read while this one folds, and an event's
+        revision may be in it under the same id (each keeps the items of its own text)."""
+        return memory.tenant, event.id, event_text(event)
+
+    def _remember(self, key: tuple[str, str, str], items: list[ExtractedItem]) -> None:
         self._prepared[key] = items
         while len(self._prepared) > self._max_prepared:
             self._prepared.popitem(last=False)
 
     def extract(self, memory: TenantMemory, event: RawEvent) -> list[ExtractedItem]:
-        prepared = self._prepared.pop((memory.tenant, event.id), None)
+        prepared = self._prepared.pop(self._key(memory, event), None)
         if prepared is not None:
             return prepared
         return extract_items(event_text(event), self.extractor_config)
