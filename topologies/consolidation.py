@@ -142,11 +142,18 @@ class Consolidator:
             current = concept_id
             for name, threshold in (
                 (NodeKind.CONCEPT.value, self.config.consolidation.merge_similarity),
-                (TOPIC, self.config.topics.code_merge_similarity),
+                (TOPIC, self._topic_merge_bar()),
             ):
                 current, count = self._compress_one(memory, scope, current, name, threshold)
                 merged += count
         return merged
+
+    def _topic_merge_bar(self) -> float:
+        """The lowest centroid cosine at which two concepts can merge in topic space: the
+        ticket rule's bar, or the centroid bar when that is set lower (``code_merge_similarity``
+        raised to 1.0 turns the ticket rule off, not every merge)."""
+        topics_config = self.config.topics
+        return min(topics_config.code_merge_similarity, topics_config.merge_similarity)
 
     def _compress_one(
         self, memory: TenantMemory, scope: FoldScope, current: str, name: str, threshold: float

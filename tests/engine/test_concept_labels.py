@@ -401,6 +401,41 @@ def test_two_words_the_parse_reads_as_a_verb_count_where_two_members_write_them(
 
 
 @pytest.mark.parametrize(
+    ("texts", "thing"),
+    [
+        (
+            [
+                ("Pay rent", "Transfer 1,240 EUR to the landlord by the 3rd."),
+                ("Pay rent", "Standing order failed, do it by hand this month."),
+            ],
+            "Rent",
+        ),
+        (
+            [
+                ("Send invoice to Kessler", "Hours for November: 42, rate as agreed."),
+                ("Send invoice: Havelstrom", "October hours, net 30."),
+            ],
+            "Invoice",
+        ),
+        (
+            [
+                ("Call plumber", "Ask about the leak in the bathroom ceiling."),
+                ("Call plumber again", "No answer yesterday, try before noon."),
+            ],
+            "Plumber",
+        ),
+    ],
+)
+def test_a_to_do_title_two_members_write_names_its_object_not_the_action(
+    minilm: Embedder, parser: PhraseParser, texts: list[tuple[str, str]], thing: str
+) -> None:
+    """Two reminders "Pay rent" are about the rent, not a "Pay rent" thing: a title that
+    opens with an imperative is a heading's compound only before a colon ("Run log: 6 x
+    800"); the folder is named by a noun phrase (docs/naming.md), never by an action."""
+    assert ranked(texts, minilm, parser)[0] == thing
+
+
+@pytest.mark.parametrize(
     "title", ["Approval received - please confirm", "Prices rise again", "Team meets Monday"]
 )
 def test_a_title_clause_of_a_noun_and_its_verb_is_no_compound(
@@ -434,6 +469,20 @@ def test_a_unit_of_time_before_a_noun_says_its_kind(parser: PhraseParser) -> Non
     )
     found = candidates(parser, "We booked a 3 week trip to Thailand.")
     assert "trip" in found
+    assert not any("week" in p.split() for p in found)
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["Notes from this week meeting: budget and hires.", "The last week report is late."],
+)
+def test_a_unit_of_time_after_a_word_saying_which_dates_the_thing(
+    parser: PhraseParser, body: str
+) -> None:
+    """ "this week meeting" is the meeting of one week, "last week report" the report of one:
+    no kind of meeting or report, as "a 3 week trip" is no kind of trip."""
+    found = candidates(parser, body)
+    assert found & {"meeting", "report"}
     assert not any("week" in p.split() for p in found)
 
 

@@ -30,6 +30,8 @@ from topologies.lexicon import CALENDAR_WORDS, LABEL_SKIP, STOPWORDS, wordset
 from topologies.text import zipf
 
 TIME_UNITS = frozenset({"day", "week", "month", "year"})  # may say a thing's kind: "Week plan"
+# ... unless one of these says which day or week it is: "this week meeting"
+WHICH_TIME = frozenset({"this", "that", "next", "last", "past", "previous", "coming", "every"})
 MAX_PARSE_CHARS = 600  # of an event's body: names come from what it is about, up front
 CACHE_SIZE = 8192  # parsed events kept per parser
 MAX_MODIFIERS = 2  # words before the head in a phrase ("bathroom water damage")
@@ -334,14 +336,17 @@ def _missed_pairs(
 def _time_modifier(token: Any) -> bool:
     """A unit of time that says which kind of thing the next noun is ("Week plan", "Day
     trip", "Year review"); never after a number, where it is a quantity ("a 3 week trip"),
-    and alone it names nothing."""
+    nor after a word that says which one, where it dates the thing ("this week meeting",
+    "last week report": the meeting of one week, not a kind of meeting), and alone it names
+    nothing."""
     doc = token.doc
+    before = doc[token.i - 1] if token.i > 0 else None
     return (
         token.lower_ in TIME_UNITS
         and token.dep_ == "compound"
         and token.i + 1 < len(doc)
         and doc[token.i + 1].pos_ == "NOUN"
-        and not (token.i > 0 and doc[token.i - 1].like_num)
+        and not (before is not None and (before.like_num or before.lower_ in WHICH_TIME))
     )
 
 
@@ -383,12 +388,22 @@ def _title_pair(
 
 def _heading_pair(first: Any, second: Any, names: frozenset[str]) -> Phrase | None:
     """A title that opens with a noun the parse reads as an imperative taking the next noun
-    as its object ("Run log: 6 x 800"): a heading's compound, as the actions read it too."""
+    as its object, the two a heading before a colon ("Run log: 6 x 800"): a heading's
+    compound, as the actions read it too. Without the colon the title is the to-do it reads
+    as ("Pay rent", "Call plumber"): its object names the folder, not the action."""
     if not (first.tag_ == "VB" and first.is_sent_start and second.dep_ == "dobj"):
+        return None
+    if not _before_colon(second):
         return None
     if second.head.i != first.i or second.pos_ != "NOUN" or not _keepable(second, names):
         return None
     return _pair(first.lower_, first, second, misread=True)
+
+
+def _before_colon(token: Any) -> bool:
+    """The token ends a heading: a colon follows it ("Run log: long run")."""
+    doc = token.doc
+    return token.i + 1 < len(doc) and doc[token.i + 1].text == ":"
 
 
 def _pair(modifier: str, first: Any, second: Any, misread: bool = False) -> Phrase:
