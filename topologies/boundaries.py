@@ -48,6 +48,7 @@ LABEL_TEXTS = 12  # member texts read to name a concept
 KEYWORDS = 12
 CHECKED_ATTR = "split_checked_at"
 CODE_ENTITIES = frozenset({"ticket", "thread"})  # entities that name one matter
+MIN_TYING_MEMBERS = 2  # members of the larger concept that must name a tying code
 
 Relabel = Callable[[TenantMemory, FoldScope, str], None]
 
@@ -222,10 +223,16 @@ def code_share(memory: TenantMemory, a: str, b: str) -> float:
     """Share of the smaller concept's members (its latest ``topics.MAX_MEMBERS``) that name a
     ticket or a mail thread one of the other concept's members names: one matter written
     in two registers (a channel's chat and the mails and notes about the same tickets).
-    People and names do not tie: the same few people take part in all of a person's themes."""
+    People and names do not tie: the same few people take part in all of a person's themes.
+    Nor does one passing mention: unless at least ``MIN_TYING_MEMBERS`` of the larger
+    concept's members name what the smaller one's name, the share is 0 (a launch channel's one
+    message that names "COVID-19" ties it to no health notes)."""
     first, second = topics.member_events(memory, a), topics.member_events(memory, b)
     small, large = (first, second) if len(first) <= len(second) else (second, first)
     if not small:
+        return 0.0
+    ours = set().union(*(_codes(memory, e) for e in small))
+    if sum(1 for e in large if _codes(memory, e) & ours) < MIN_TYING_MEMBERS:
         return 0.0
     theirs = set().union(*(_codes(memory, e) for e in large))
     tied = sum(1 for e in small if _codes(memory, e) & theirs)

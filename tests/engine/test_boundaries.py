@@ -239,13 +239,6 @@ async def test_code_share_counts_the_members_naming_a_ticket_or_thread_of_the_ot
     assert code_share(memory, mails, chat) == pytest.approx(2 / 3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review14: topologies.text reads any capitals-dash-digits word as a ticket "
-    "(COVID-19, Q4-2026, UTF-8, SHA-256), and code_share ties two concepts through one member "
-    "of the larger that names it; no small fix here (the extractor is shared with the planner "
-    "and intent boundaries)",
-)
 async def test_a_word_shaped_like_a_ticket_ties_no_two_matters(make_event: MakeEvent) -> None:
     """Health notes that name COVID-19 and a launch channel where one message does share no
     ticket: COVID-19 is a disease, not a work item of either."""
