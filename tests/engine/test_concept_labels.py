@@ -39,7 +39,9 @@ def ranked(texts: list[tuple[str, str]], minilm: Embedder, parser: PhraseParser)
     """The label candidates of a folder of (title, body) members, best first."""
     analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
     vectors = minilm.embed([f"{t}\n{b}" for t, b in texts])
-    return [label for _, label in rank_labels(analyses, vectors, Namer(minilm, parser).embed)]
+    namer = Namer(minilm, parser)
+    ranked = rank_labels(analyses, vectors, namer.embed, person=namer.is_person)
+    return [label for _, label in ranked]
 
 
 def test_a_piece_of_an_identifier_is_no_candidate(parser: PhraseParser) -> None:
@@ -653,3 +655,113 @@ def test_analysing_more_events_than_the_cache_holds_answers_every_one() -> None:
     assert len(analyses) == 4
     assert analyses[0] == analyses[3] == PhraseParser().analyse([kept])[0]
     assert "passport" in analyses[0].heads
+
+
+# ------------------------------------------------------------- names of things
+LAUNCH = [
+    ("Kestrel Payments weekly launch sync", "Agenda: checkout screen, load test, comms."),
+    ("Go/No-Go for Kestrel Payments: Thu 19 Nov", "Please send the review deck by Wed."),
+    ("Load test plan for Kestrel Payments", "We ramp to 5k requests per second on staging."),
+    ("Design review: Kestrel Payments checkout screen", "The fee line moves under the total."),
+    ("#payments-launch", "The staging build is green again, the feed is on time."),
+    ("#payments-launch", "Legal wants the final screens by Monday."),
+]
+
+
+def test_a_folder_whose_members_keep_naming_one_thing_is_named_for_it(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Four of six members name the project, in their titles, alone or before a common noun
+    ("Kestrel Payments checkout screen"): it is the project's folder, not one of its
+    meetings or screens."""
+    assert ranked(LAUNCH, minilm, parser)[0] == "Kestrel Payments"
+
+
+def test_a_name_few_members_write_names_no_folder(minilm: Embedder, parser: PhraseParser) -> None:
+    """Written by two of six members, the name is one thing they speak of among others."""
+    texts = [LAUNCH[0], LAUNCH[2], *LAUNCH[4:], ("Checkout screen", "New fee line copy.")]
+    texts += [("Load test", "Ramp to 5k requests per second on staging passed.")]
+    assert ranked(texts, minilm, parser)[0] != "Kestrel Payments"
+
+
+def test_a_name_in_one_title_names_no_folder(minilm: Embedder, parser: PhraseParser) -> None:
+    """Four members write the name, but only one title: what the events are about is said
+    by their titles, and they speak of the load test, not the project."""
+    texts = [
+        ("Load test plan for Kestrel Payments", "We ramp to 5k requests per second."),
+        ("Load test", "The Kestrel Payments load test passed at 5k requests per second."),
+        ("Load test, second run", "Kestrel Payments held 6k requests, p95 410 ms."),
+        ("Load test report", "Kestrel Payments: no errors, p95 under the limit."),
+    ]
+    assert ranked(texts, minilm, parser)[0] != "Kestrel Payments"
+
+
+def test_a_street_before_a_house_number_names_no_folder(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Every subject line writes the address ("Lindenhof Str. 12"): a place, not a thing
+    the folder is about."""
+    texts = [
+        ("Re: Water damage bathroom ceiling, Lindenhof Str. 12", "The stain has grown."),
+        ("Appointment for leak detection, Lindenhof Str. 12", "The plumber comes Tuesday."),
+        ("Re: Appointment for leak detection, Lindenhof Str. 12", "Tuesday 8-10 works."),
+        ("Drying machine", "The drying machine is here, it runs for two weeks."),
+    ]
+    assert "Lindenhof Str" not in ranked(texts, minilm, parser)[:1]
+
+
+def test_a_one_word_name_in_every_title_names_no_folder(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """One word may be a person, a tool or a place in passing ("Havelstrom", a partner)."""
+    texts = [
+        ("Meeting with Havelstrom about the demo", "Dry run of the routing demo on Monday."),
+        ("Re: Meeting with Havelstrom about the demo", "The routing demo moves to Wednesday."),
+        ("Call with Havelstrom", "The routing demo went well, they want a pilot."),
+    ]
+    assert ranked(texts, minilm, parser)[0] != "Havelstrom"
+
+
+def test_a_name_written_only_before_a_common_noun_names_no_folder(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """A team's name before what it plans ("Kestrel Analytics budget request") says whose
+    the things are; no title speaks of the team itself, so the folder keeps its thing's
+    name."""
+    texts = [
+        ("Kestrel Analytics budget request", "Flights and the venue for 14 people."),
+        ("Re: Kestrel Analytics budget request", "Approved up to 9k, please book."),
+        ("Kestrel Analytics venue shortlist", "Two venues left, both near the river."),
+        ("Venue booking", "The budget request is approved, the venue is booked."),
+    ]
+    assert ranked(texts, minilm, parser)[0] != "Kestrel Analytics"
+
+
+def test_one_members_part_of_a_thing_gives_the_folder_to_the_thing(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Most members speak of the passport, one of the passport photo and two of photos:
+    the photo is a part of the passport, so the folder is neither "Passport photo" nor the
+    kinds of photo ("Photos")."""
+    texts = [
+        ("Passport??", "My passport expires in March, before the trip."),
+        ("Passport: plan", "Renew the passport at the Bürgeramt, express if needed."),
+        ("Passport photo", "Passport photo done at the studio, biometric photo ok."),
+        ("Photo done", "The digital photo is uploaded for the appointment."),
+        ("Reminder: your appointment", "Bring your current passport and the photo."),
+    ]
+    label = ranked(texts, minilm, parser)[0]
+    assert label.split()[0] == "Passport" and label != "Passport photo"
+
+
+def test_a_persons_name_in_the_titles_names_no_folder(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """A candidate no member's participants name ("Lukas Brenner", interviewed for a role)
+    is a person, not a thing the folder is about."""
+    texts = [
+        ("Debrief: Lukas Brenner", "Strong on data modelling, weaker on streaming."),
+        ("Call with Lukas Brenner", "He can start in November, notice period two months."),
+        ("Offer for Lukas Brenner", "The salary band for the senior data engineer role."),
+    ]
+    assert ranked(texts, minilm, parser)[0] != "Lukas Brenner"

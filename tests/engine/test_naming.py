@@ -453,3 +453,24 @@ async def test_the_description_says_why_in_sentences(
     assert lines[1] == f"Due by 18 Dec 2026, from {flights}."
     assert all(line.endswith(".") for line in lines)
     assert redate(text, datetime(2026, 12, 4, tzinfo=UTC)).endswith("Due by 4 Dec 2026.")
+
+
+def test_a_folder_named_for_a_project_does_not_make_the_project_the_goal(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """The launch's folder is "Kestrel Payments": the name says what the goal is for (the
+    title adds "for Kestrel Payments"), so it weighs the goal no more than the folder's
+    common-noun name would weigh a thing it names; "Launch sync" still weighs the sync."""
+    texts = [
+        ("Kestrel Payments weekly launch sync", "Please send the review deck by Wed."),
+        ("Go/No-Go for Kestrel Payments", "The review is on Thu 19 Nov."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+
+    def scores(labels: list[str]) -> dict[str, float]:
+        ranked = rank_goals(analyses, vectors, namer.embed, labels=labels)
+        return {g.text: g.score for g in ranked}
+
+    assert scores(["Kestrel Payments"]) == scores([])
+    assert scores(["Launch sync"]) != scores([])

@@ -55,6 +55,8 @@ MODIFIER_MEMBERS = 2  # members that must say a lone word's phrase for it to rep
 MODIFIER_SHARE = 0.5  # ... and this share of the members that use the word
 LONG_WORDS = 2  # a common noun phrase longer than this ...
 LONG_PENALTY = 0.1  # ... adds a detail of one instance: "Weekly sleep report", "Sleep report"
+NAMED_SHARE = 0.5  # a name of a thing this share of the members write ...
+NAMED_TITLES = 2  # ... and this many of their titles names their folder
 KINDS = 2  # kinds of one thing (two-word phrases with its head) that make it a category
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
@@ -201,11 +203,14 @@ def rank_labels(
     sibling_vectors: Matrix | None = None,
     names: frozenset[str] = frozenset(),
     used: frozenset[str] = frozenset(),
+    person: Callable[[str], bool] | None = None,
 ) -> list[tuple[float, str]]:
     """(score, label) of the candidate phrases, best first. ``names``: lower-cased words of
     the people in any member (a name one member mentions is a name in all of them);
     ``used``: case-folded labels of the user's other concepts, near or far (two folders
-    never carry one name: the second takes its next phrase)."""
+    never carry one name: the second takes its next phrase); ``person``: whether a name is
+    a person's (an entity recogniser's reading of the name alone), for the names of things
+    no member's participants tell apart ("Lukas Brenner" in two interview titles)."""
     pool = label_candidates(analyses, vectors, embed, siblings, sibling_vectors, names, used)
     if not pool.candidates:
         return []
@@ -213,8 +218,56 @@ def rank_labels(
     scored = sorted(((c.score, c.label) for c in pool.candidates), key=lambda i: (-i[0], i[1]))
     key_of = {c.label: c.key for c in pool.candidates}
     scored = _maximal(scored, stats, key_of)
+    scored = _part_of_a_thing(scored, key_of, stats)
     scored = _with_modifier(scored, key_of, stats, pool.eligible, pool.forms)
-    return _kind_of_things(scored, key_of, stats)
+    scored = _kind_of_things(scored, key_of, stats)
+    thing = _named_thing(analyses, names, siblings, used, person)
+    if thing is None:
+        return scored
+    return [(scored[0][0], thing), *[(s, label) for s, label in scored if label != thing]]
+
+
+def _named_thing(
+    analyses: Sequence[Analysis],
+    names: frozenset[str],
+    siblings: Sequence[str] = (),
+    used: frozenset[str] = frozenset(),
+    person: Callable[[str], bool] | None = None,
+) -> str | None:
+    """The name of one thing the members keep naming (a project, a product, a customer, a
+    race): written by at least half of them and in the titles of two. Such a folder holds
+    that thing's events, and its owner calls it by the name ("Flux Tariffs" for the launch's
+    weekly sync, its go/no-go, its load test plan and price screen), not by one of them
+    ("Tariff screen"). A name of several words only: one word may be a person, a tool or a
+    place met in passing ("Havelstrom", "Farida"); never a person's (known from any member,
+    or read as one by ``person``), nor a sibling's name. Of several, the one most members write."""
+    writers: Counter[str] = Counter()
+    titles: Counter[str] = Counter()
+    forms: dict[str, Counter[str]] = {}
+    numbered: set[str] = set()
+    for analysis in analyses:
+        things = [p for p in (*analysis.named, *analysis.name_modifiers) if " " in p.key]
+        numbered.update(p.key for p in things if p.numbered)
+        writers.update({p.key for p in things})
+        titles.update({p.key for p in analysis.named if p.in_title})
+        for phrase in things:
+            forms.setdefault(phrase.key, Counter())[phrase.text] += 1
+    keys = [
+        key
+        for key, count in writers.items()
+        if count >= NAMED_SHARE * len(analyses)
+        and titles[key] >= NAMED_TITLES
+        and not names.intersection(key.split())
+        and key not in numbered
+    ]
+    taken = [frozenset(s.casefold().split()) for s in siblings]
+    for key in sorted(keys, key=lambda k: (-writers[k], -titles[k], k)):
+        label = forms[key].most_common(1)[0][0]
+        if _taken(label, taken) or label.casefold() in used:
+            continue
+        if person is None or not person(label):
+            return label
+    return None
 
 
 def label_candidates(
@@ -382,6 +435,28 @@ def _maximal(
         return scored
     best = max(longer, key=lambda label: (len(key_of[label]), label))
     return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
+
+
+def _part_of_a_thing(
+    scored: list[tuple[float, str]], key_of: dict[str, str], stats: _Stats
+) -> list[tuple[float, str]]:
+    """One member's phrase at the top whose modifier more members speak of than of its
+    head names a part of the modifier's thing ("Passport photo" where most members speak
+    of the passport and a few of the photo): the folder is the thing's, by its word when
+    that is a candidate ("Passport"), not the part's, nor the kinds of the part
+    ("Photos")."""
+    top_score, top = scored[0]
+    key = key_of.get(top, "")
+    words = key.split()
+    if len(words) < 2 or key not in stats.heads or stats.df[key] > 1:
+        return scored
+    modifier, head = words[0], stats.heads[key]
+    if stats.word_df[modifier] <= stats.word_df[head]:
+        return scored
+    thing = next((label for _, label in scored if key_of.get(label) == modifier), None)
+    if thing is None:
+        return scored
+    return [(top_score, thing), *[(s, label) for s, label in scored if label != thing]]
 
 
 def _with_modifier(

@@ -281,7 +281,8 @@ class Namer:
         members, vectors = self._events(memory, member_ids, keep=keep)
         if not members:
             return UNTITLED
-        ranked = rank_labels(*self._label_inputs(memory, members, vectors, concept_id))
+        inputs = self._label_inputs(memory, members, vectors, concept_id)
+        ranked = rank_labels(*inputs, person=self.is_person)
         if ranked:
             return ranked[0][1]
         return label_from_texts([n.embed_text for n in members], exclude=[memory.tenant])
@@ -600,7 +601,11 @@ class Namer:
         started = time.process_time()
         try:
             analyses, vectors = self._texts(texts, vectors)
-            ranked = rank_labels(analyses, vectors, self.embed) if analyses else []
+            ranked = (
+                rank_labels(analyses, vectors, self.embed, person=self.is_person)
+                if analyses
+                else []
+            )
             return ranked[0][1] if ranked else label_from_texts(texts)
         finally:
             self.namings += 1
@@ -681,6 +686,11 @@ class Namer:
         return describe(events, self.labels(memory, supporting), deadline, source)
 
     # ------------------------------------------------------------------- checks
+    def is_person(self, name: str) -> bool:
+        """Whether the entity recogniser reads a name alone as a person's ("Lukas Brenner",
+        not "Flux Tariffs"); each name parsed once (the parser's cache)."""
+        return any(t.ent_type_ == "PERSON" for t in self.parser.parse(name.strip()))
+
     def label_problem(self, label: str, names: frozenset[str] = frozenset()) -> str | None:
         """Why ``label`` is not a folder name (a short noun phrase), None when it is one."""
         return label_problem(label, self.parser.parse(label.strip()), names)

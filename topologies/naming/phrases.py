@@ -122,6 +122,8 @@ class Analysis:
     named: tuple[Phrase, ...] = ()  # names of things (not people): "Kessler Logistik"
     activities: tuple[Activity, ...] = ()
     compounds: tuple[Phrase, ...] = ()  # two words as written: "Staging deploy", "Water damage"
+    # names written before a common noun: "Flux Tariffs" of "Flux Tariffs price screen"
+    name_modifiers: tuple[Phrase, ...] = ()
 
     @property
     def keys(self) -> frozenset[str]:
@@ -293,8 +295,43 @@ def _named_phrase(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phr
         before is not None and before.lower_.rstrip(".") in HONORIFICS
     ):
         return []  # "Ms Keller", "Dr. Yilmaz": a person
+    return [_name(run, in_title)]
+
+
+def _name(run: Sequence[Any], in_title: bool) -> Phrase:
+    """The phrase of a name's words, ``numbered`` when a number follows it (perhaps after
+    its abbreviation's dot or a "#"): a street of an address ("Grünberger Str. 41"), the
+    kind of a numbered thing ("Senior DE #2", the second opening for the role)."""
     key = " ".join(t.lower_ for t in run)
-    return [Phrase(key=key, text=" ".join(t.text for t in run), head=key, in_title=in_title)]
+    doc, after = run[-1].doc, run[-1].i + 1
+    if after < len(doc) and doc[after].text in (".", "#"):
+        after += 1
+    numbered = after < len(doc) and bool(doc[after].like_num)
+    text = " ".join(t.text for t in run)
+    return Phrase(key=key, text=text, head=key, in_title=in_title, numbered=numbered)
+
+
+def _name_modifier(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
+    """A name written before a common noun in lower case: the thing the noun belongs to
+    ("Flux Tariffs" of "Flux Tariffs price screen", "the Flux Tariffs launch plan"). Only
+    capitalised words followed by a lower-case one count, one of them a proper noun: a
+    heading in title case ("Quarterly Business Review") names no thing by its capitals."""
+    head = chunk.root
+    if head.pos_ != "NOUN":
+        return []  # a chunk headed by a name is a name of a thing of its own
+    run: list[Any] = []
+    for token in chunk:
+        if token.i >= head.i or not token.text[:1].isupper():
+            break
+        run = [*run, token] if _keepable(token, names) else []
+    if not run or not any(t.pos_ == "PROPN" for t in run):
+        return []
+    after = chunk.root.doc[run[-1].i + 1]
+    if not after.text[:1].islower() or len(run) > MAX_MODIFIERS + 2:
+        return []
+    if run[0].lower_.rstrip(".") in HONORIFICS:
+        return []
+    return [_name(run, in_title)]
 
 
 def _missed_pairs(
@@ -887,11 +924,13 @@ class PhraseParser:
                 phrases: list[Phrase] = []
                 named: list[Phrase] = []
                 compounds: list[Phrase] = []
+                modifiers: list[Phrase] = []
                 for doc, in_title in ((title_doc, True), (body_doc, False)):
                     chunks = list(doc.noun_chunks)  # spaCy finds them anew at each reading
                     for chunk in chunks:
                         phrases.extend(_chunk_phrases(chunk, names, in_title))
                         named.extend(_named_phrase(chunk, names, in_title))
+                        modifiers.extend(_name_modifier(chunk, names, in_title))
                     compounds.extend(_missed_pairs(doc, chunks, names, in_title))
                 actions = [*_actions(title_doc, names, True), *_actions(body_doc, names, False)]
                 activities = [
@@ -904,6 +943,7 @@ class PhraseParser:
                     tuple(named),
                     tuple(activities),
                     tuple(compounds),
+                    tuple(modifiers),
                 )
                 self._remember(key, found[key])
         return [found[key] for key in items]

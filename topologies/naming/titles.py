@@ -701,7 +701,7 @@ def rank_goals(
     centroid = vectors.mean(axis=0) if len(vectors) else np.zeros(goal_vectors.shape[1])
     norm = float(np.linalg.norm(centroid))
     central = goal_vectors @ (centroid / norm) if norm else np.zeros(len(texts))
-    label_words = {w.lower() for label in labels for w in label.split()} - STOPWORDS
+    label_words = _label_words(labels)
     scored = []
     for i, key in enumerate(candidates):
         first = texts[i].split()[0].lower()
@@ -751,6 +751,19 @@ def capital_first(text: str, analyses: Sequence[Analysis]) -> bool:
             inside = inside or first in written[1:]
         inside = inside or any(p.text == first for p in analysis.named)
     return inside
+
+
+def _label_words(labels: Sequence[str]) -> set[str]:
+    """The words of the supporting concepts' labels that say what a goal is about; a
+    label that is a name of a thing ("Flux Tariffs", the project whose folder it is) says
+    what the goal is for, which :meth:`Namer._with_target` adds to the title ("Send the
+    review deck for Flux Tariffs"), not the goal itself ("Prepare for Flux Tariffs")."""
+    words: set[str] = set()
+    for label in labels:
+        if _is_name(label) and all(w[:1].isupper() for w in label.split()):
+            continue
+        words.update(w.lower() for w in label.split())
+    return words - STOPWORDS
 
 
 def _is_name(text: str) -> bool:
