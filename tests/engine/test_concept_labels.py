@@ -754,6 +754,29 @@ def test_one_members_part_of_a_thing_gives_the_folder_to_the_thing(
     assert label.split()[0] == "Passport" and label != "Passport photo"
 
 
+def test_two_members_speaking_of_a_thing_keep_the_phrase_of_what_happened_to_it(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Two members speak of the feed and one of its delays: too few to call the delays a
+    part of the feed, and "Feed" alone would puzzle the folder's owner."""
+    texts = [
+        (
+            "Day-ahead feed delays",
+            "Hi Alice,\n\napologies for the late price deliveries. The cause is our new EPEX "
+            "import job, which runs after a batch at 06:30. We will move it to 06:00 from Mon "
+            "16 Nov. Until then, please keep your fallback in place.\n\nBest,\nJana Pohl\n"
+            "Havelstrom AG, Partner Integrations",
+        ),
+        (
+            "Feed timing confirmation",
+            "Hi Alice,\n\nas promised: from today our EPEX import runs at 06:00, and this "
+            "morning the day-ahead prices reached your endpoint at 06:12. We will monitor it "
+            "closely for the next two weeks.\n\nBest,\nJana",
+        ),
+    ]
+    assert ranked(texts, minilm, parser)[0] != "Feed"
+
+
 def test_a_persons_name_in_the_titles_names_no_folder(
     minilm: Embedder, parser: PhraseParser
 ) -> None:

@@ -57,6 +57,7 @@ LONG_WORDS = 2  # a common noun phrase longer than this ...
 LONG_PENALTY = 0.1  # ... adds a detail of one instance: "Weekly sleep report", "Sleep report"
 NAMED_SHARE = 0.5  # a name of a thing this share of the members write ...
 NAMED_TITLES = 2  # ... and this many of their titles names their folder
+PART_MEMBERS = 3  # members that must speak of a thing for one member's part of it to yield
 KINDS = 2  # kinds of one thing (two-word phrases with its head) that make it a category
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
@@ -444,14 +445,16 @@ def _part_of_a_thing(
     head names a part of the modifier's thing ("Passport photo" where most members speak
     of the passport and a few of the photo): the folder is the thing's, by its word when
     that is a candidate ("Passport"), not the part's, nor the kinds of the part
-    ("Photos")."""
+    ("Photos"). Two members speaking of the thing cannot tell a part of it from what
+    happened to it: a folder of "Feed timing confirmation" and "Day-ahead feed delays"
+    stays "Feed delays", not "Feed"."""
     top_score, top = scored[0]
     key = key_of.get(top, "")
     words = key.split()
     if len(words) < 2 or key not in stats.heads or stats.df[key] > 1:
         return scored
     modifier, head = words[0], stats.heads[key]
-    if stats.word_df[modifier] <= stats.word_df[head]:
+    if stats.word_df[modifier] <= stats.word_df[head] or stats.word_df[modifier] < PART_MEMBERS:
         return scored
     thing = next((label for _, label in scored if key_of.get(label) == modifier), None)
     if thing is None:
