@@ -14,6 +14,11 @@ calendar entry, a formal email, a chat message):
   symptom of the body (swollen, sore, a flare, an injury, a fever). Once is an incident;
   coming back on other days, it is a problem the person keeps returning to.
 
+A social formula (what friends say to part, thank, reassure or encourage: "I have to go!",
+"take care", "no problem", "I'll keep you posted", "keep it up, you'll make a difference";
+``lexicon.SOCIAL_FORMULAS``) is neither: its words are left out before the cues are read
+(``without_formulas``), and a verb inside one is no to-do (``naming/phrases.py``).
+
 Three more cues say how a goal stands (``topologies/intents.py`` reads them in an event about
 an intent's goal):
 
@@ -44,7 +49,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from schemas.graph import Node
-from topologies.lexicon import CALENDAR_WORDS, STOPWORDS
+from topologies.lexicon import CALENDAR_WORDS, SOCIAL_FORMULAS, STOPWORDS
 from topologies.text import find_dates
 
 MAX_TEXT = 4000  # characters of an event read for cues
@@ -74,6 +79,10 @@ _PROBLEM = re.compile(
     r"roll(?:ed|ing)? ?back|rollbacks?)\b",
     re.IGNORECASE,
 )
+
+# a social formula ("I have to go!", "take care", "no problem", "I'll keep you posted"):
+# politeness, not a goal or a problem of anyone's (``without_formulas``)
+_FORMULA = re.compile(r"\b(?:" + "|".join(SOCIAL_FORMULAS) + r")\b", re.IGNORECASE)
 
 _DONE = re.compile(
     r"\b(?:done|finished|completed|sent|submitted|filed|delivered|paid|signed|"
@@ -131,15 +140,31 @@ def event_signals(node: Node) -> Signals:
             if mention.when.date() > node.ts.date():
                 ahead = mention.when if ahead is None else max(ahead, mention.when)
                 deadline = deadline or mention.deadline
+    meant = without_formulas(text)
     return Signals(
         ahead=ahead,
         deadline=deadline,
-        commitment=_COMMIT.search(text) is not None,
-        problem=_PROBLEM.search(text) is not None,
+        commitment=_COMMIT.search(meant) is not None,
+        problem=_PROBLEM.search(meant) is not None,
         done=_DONE.search(text) is not None,
         decided=_decided(text),
         moved=_MOVED.search(text) is not None,
     )
+
+
+def without_formulas(text: str) -> str:
+    """The text with its social formulas blanked out: what friends say to part, thank,
+    reassure or encourage ("Well, I have to go! Take care!", "No problem", "I'll keep you
+    posted", "keep it up, you'll make a difference") states no commitment and no problem,
+    however much its words look like one. Months of chat end every talk so: read as goal
+    cues, the goodbyes of three days made "Take care" a goal (LoCoMo-10)."""
+    return _FORMULA.sub(" ", text)
+
+
+def formula_spans(text: str) -> list[tuple[int, int]]:
+    """Where the text's social formulas are (start, end): an action inside one is
+    politeness, no to-do ("Take care!", "make a difference")."""
+    return [match.span() for match in _FORMULA.finditer(text)]
 
 
 @dataclass(frozen=True)

@@ -105,3 +105,49 @@ NOT_VERBS = wordset(
 )
 # pronouns that stand for the thing an event is about when a report says it was done
 DONE_PRONOUNS = wordset("what it this that them these those")
+
+# social formulas of English conversation: what friends say to part, thank, reassure,
+# encourage or wish each other well. Their words look like a goal ("I have to go", "take
+# care", "I'll keep you posted", "make a difference") or a problem ("no problem"), but no
+# one means a to-do by them, so goal cues and to-do actions are read with them left out.
+# Each entry is a regular expression over words (case-insensitive, whole words).
+SOCIAL_FORMULAS = (
+    # parting: "I have to go!", "gotta run", "talk to you soon", "take care of yourself"
+    r"(?:(?:i|we)\s*(?:'ve|’ve)?\s*(?:have|has|got|need|must)\s+to|gotta|got\s+to|gonna)\s+"
+    r"(?:go|run|dash|head\s+off)(?=\s*(?:[!.,;]|now\b|bye\b|$))",
+    r"(?:talk|chat|speak)\s+(?:to\s+you\s+)?(?:soon|later)",
+    r"(?:see|catch)\s+(?:you|ya)\s+(?:soon|later|around|then)",
+    r"take\s+care(?:\s+of\s+(?:yourself|yourselves|you))?",
+    r"look\s+after\s+(?:yourself|yourselves)",
+    r"stay\s+(?:safe|well|strong|positive)",
+    r"(?:have|enjoy)\s+(?:a|an|your)\s+(?:good|great|nice|lovely|wonderful|fun|safe|amazing)"
+    r"(?:\s+\w+)?",
+    # keeping in touch: "I'll keep you posted", "I'll let you know", "let me know if ..."
+    r"(?:i|we)\s*(?:'ll|’ll|\s+will)\s+(?:\w+\s+){0,3}?(?:keep\s+you\s+(?:posted|updated|"
+    r"in\s+the\s+loop)|let\s+you\s+know|update\s+you|keep\s+in\s+touch)",
+    r"keep\s+(?:me|us)\s+(?:posted|updated|in\s+the\s+loop)",
+    r"let\s+(?:me|us)\s+know(?=\s+(?:if|what\s+you\s+think|how|your\s+thoughts)\b|\s*[!.]|\s*$)",
+    r"(?:keep|stay)\s+in\s+touch",
+    # thanks and reassurance: "no problem", "I really appreciate your support"
+    r"no\s+(?:problems?|worries|worry)",
+    r"(?:really\s+|truly\s+|so\s+)?appreciate\s+(?:it|that|this|you|your\s+\w+)",
+    r"(?:always\s+)?happy\s+to\s+help",
+    r"don'?t\s+mention\s+it",
+    # encouragement: "keep it up", "you've got this", "take your time", "make a difference"
+    r"keep\s+(?:it\s+up|up\s+the\s+(?:good|great|hard)\s+work|going|at\s+it|pushing)",
+    r"(?:you|we)\s*(?:'ve|’ve)?\s+(?:got|get)\s+this",
+    r"hang\s+in\s+there",
+    r"take\s+(?:your|the|some)\s+time(?!\s+off\b)(?:\s+for\s+(?:yourself|yourselves))?",
+    r"good\s+luck",
+    r"mak(?:e|es|ing)\s+(?:a|an|the)?\s*(?:\w+\s+)?(?:difference|impact)",
+    r"(?:follow|chase|pursue)(?:s|ing)?\s+(?:your|our|my)\s+(?:dreams?|passions?)",
+    r"believe\s+in\s+(?:yourself|yourselves|you)",
+    r"keep\s+(?:your|ur)\s+(?:head|chin|spirits?)\s+up",
+    # an inference about how something felt, not an obligation: "must have been awesome"
+    r"must\s+(?:have\s+(?:been|felt|had|\w+ed)|feel|be\s+(?:so|really|very|such))",
+)
+# verbs of feeling or thanks: they say how the person feels about a thing ("enjoy the small
+# things", "appreciate the support"), never what they will do about it
+FEELING_VERBS = wordset("appreciate enjoy thank cherish treasure admire")
+# nouns that only say how much ("get a bit of rest", "do a lot"): no thing to act on
+QUANTITY_NOUNS = wordset("bit bits lot lots ton tons bunch couple plenty handful")

@@ -25,8 +25,16 @@ from itertools import pairwise
 from typing import Any
 
 from schemas.graph import Node
+from topologies.goals import formula_spans
 from topologies.graph import raw_attr
-from topologies.lexicon import CALENDAR_WORDS, LABEL_SKIP, STOPWORDS, wordset
+from topologies.lexicon import (
+    CALENDAR_WORDS,
+    FEELING_VERBS,
+    LABEL_SKIP,
+    QUANTITY_NOUNS,
+    STOPWORDS,
+    wordset,
+)
 from topologies.text import zipf
 
 TIME_UNITS = frozenset({"day", "week", "month", "year"})  # may say a thing's kind: "Week plan"
@@ -571,6 +579,8 @@ def _action(verb: Any, obj: Any, prep: str, names: frozenset[str], in_title: boo
         return None
     if obj.lower_ in CALENDAR_WORDS or obj.lower_ in LABEL_SKIP:
         return None  # "break minutes": a unit is no object of a to-do
+    if obj.lower_ in QUANTITY_NOUNS:
+        return None  # "get a bit of rest": how much, not what
     text, key = _object_text(obj)
     if not key or len(text.split()) > 5:
         return None
@@ -779,10 +789,13 @@ def _actions(doc: Any, names: frozenset[str], in_title: bool) -> list[Action]:
         due = _due_goal(token, names, in_title)
         if due is not None:
             out.append(due)
+    polite = formula_spans(doc.text)
     for verb in doc:
         lemma = _lemma(verb)
-        if verb.pos_ != "VERB" or lemma in LIGHT_VERBS:
-            continue
+        if verb.pos_ != "VERB" or lemma in LIGHT_VERBS or lemma in FEELING_VERBS:
+            continue  # "enjoy the small things", "appreciate the support": a feeling
+        if any(start <= verb.idx < end for start, end in polite):
+            continue  # "Take care!", "make a difference": politeness, no to-do
         if verb.tag_ == "VBN":
             passive = _passive_goal(verb, names, in_title)
             if passive is not None:
@@ -804,6 +817,7 @@ VAGUE_VERBS = (
     LIGHT_VERBS
     | CARRY_VERBS
     | NEED_VERBS
+    | FEELING_VERBS  # "appreciate the support" is no doing: "Support appreciation"
     | wordset(
         "get make take give keep send use try start let ask find leave want add include "
         "come go call own hold run stay wait trust walk move turn share"
