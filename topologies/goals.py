@@ -256,11 +256,17 @@ def _decided(text: str) -> bool:
 
 
 CUES_ATTR = "goal_cues"
+# the rules' version the stored cues were read by: bumped whenever the cues read differently
+# (2: social formulas are no commitment nor problem); cues of another version are read again
+# when a memory is loaded (``current_cues``), so an upgraded store never scores goals by
+# cues the rules no longer give
+CUES_VERSION = 2
 
 
 def signals_attr(signals: Signals) -> dict[str, object]:
     """The JSON form kept in an EVENT node's attrs."""
     return {
+        "version": CUES_VERSION,
         "ahead": None if signals.ahead is None else signals.ahead.isoformat(),
         "deadline": signals.deadline,
         "commitment": signals.commitment,
@@ -269,6 +275,16 @@ def signals_attr(signals: Signals) -> dict[str, object]:
         "decided": signals.decided,
         "moved": signals.moved,
     }
+
+
+def current_cues(node: Node) -> Node:
+    """The node, with its goal cues read again when they were stored by other rules than
+    today's (an EVENT stored before an upgrade); any other node as it is."""
+    stored = node.attrs.get(CUES_ATTR)
+    if not isinstance(stored, dict) or stored.get("version") == CUES_VERSION:
+        return node
+    cues = signals_attr(event_signals(node))
+    return node.model_copy(update={"attrs": {**node.attrs, CUES_ATTR: cues}})
 
 
 def cached_signals(node: Node) -> Signals:

@@ -18,6 +18,7 @@ from topologies.config import AnnConfig
 from topologies.edge_cache import EdgeCache
 from topologies.entities import EntityIndex, rebuild_entity_index
 from topologies.event_order import EventOrder
+from topologies.goals import current_cues
 from topologies.graph import EdgeKey, Journal, MemoryGraph
 from topologies.node_memo import NodeMemo
 from topologies.vector_index import Vector, VectorIndex
@@ -235,8 +236,9 @@ class TenantMemory:
         meta: dict[str, Any],
         events: dict[str, str],
     ) -> None:
-        """Bulk load a stored state (no journal)."""
-        self.graph.load(nodes, edges, aliases)
+        """Bulk load a stored state (no journal). Goal cues stored by older rules are read
+        again (``goals.current_cues``)."""
+        self.graph.load([current_cues(node) for node in nodes], edges, aliases)
         for name, node_id, vec in vectors:
             if name in self.indexes:
                 self.indexes[name].load(node_id, vec)

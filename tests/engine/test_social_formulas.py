@@ -13,7 +13,8 @@ import pytest
 from schemas.events import RawEvent
 from topologies.config import EngineConfig
 from topologies.engine import event_to_node
-from topologies.goals import GoalEvidence, event_signals
+from topologies.goals import CUES_ATTR, GoalEvidence, cached_signals, event_signals
+from topologies.memory import TenantMemory
 from topologies.naming.phrases import PhraseParser
 
 T0 = datetime(2023, 1, 6, 18, 0, tzinfo=UTC)
@@ -119,3 +120,16 @@ def test_thanks_name_no_doing() -> None:
         [("", "I really appreciate the support you gave me.", frozenset({"sam"}))]
     )
     assert [a.verb for a in analysis.activities] == []
+
+
+def test_a_store_written_by_older_rules_reads_its_goodbyes_again_at_load() -> None:
+    """An EVENT stored before politeness stopped counting keeps its old cues in its attrs
+    ("Well, I have to go! Take care!" as a commitment); loaded again, it is read by today's
+    rules, so an upgraded store makes no "Take care" goal of it."""
+    node = event_to_node(chat("e", "Well, I have to go! Take care!"), "n")
+    old = {"ahead": None, "deadline": False, "commitment": True, "problem": False}
+    stored = node.model_copy(update={"attrs": {**node.attrs, CUES_ATTR: old}})
+    assert cached_signals(stored).commitment  # what the old store says
+    memory = TenantMemory("sam", dim=8)
+    memory.load([stored], [], {}, [], {}, {})
+    assert not cached_signals(memory.graph.node("n")).commitment
