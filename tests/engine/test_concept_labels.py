@@ -788,3 +788,37 @@ def test_a_persons_name_in_the_titles_names_no_folder(
         ("Offer for Lukas Brenner", "The salary band for the senior data engineer role."),
     ]
     assert ranked(texts, minilm, parser)[0] != "Lukas Brenner"
+
+
+# ------------------------------------------- the thing and the kind of matter
+VISA_FOLDER = [
+    ("VFS appointment - Austria visa", "Tue 28 Apr, 09:15 at the Austria Visa Application Centre."),
+    ("Appointment confirmation", "Your appointment at the Austria Visa Application Centre."),
+    ("Letter for your visa application", "Attached is the signed letter for the Austria visa."),
+    ("After the appointment", "Fingerprints done; the Austria visa takes 10-15 business days."),
+]
+
+
+def test_a_thing_takes_the_kind_word_its_members_write_after_it(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Three of the four members that speak of the visa write "visa application", one of
+    them the whole "Austria Visa Application Centre": the folder holds the application for
+    the Austria visa, "Austria visa application", not the bare thing "Austria visa"."""
+    assert ranked(VISA_FOLDER, minilm, parser)[0] == "Austria visa application"
+
+
+def test_a_kind_word_no_member_writes_after_the_thing_is_not_added(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Two members write "the run log", but none "club run log": the log is a
+    neighbouring thing, not what kind of matter the club runs are, so the folder stays
+    "Club run"."""
+    texts = [
+        ("Club run - Laufgruppe Volkspark", "Intervals: 6 x 800 m, 2 min jog recovery."),
+        ("Club run - Laufgruppe Volkspark", "Easy 8 km around the park, strides."),
+        ("Club run - Laufgruppe Volkspark", "Hill repeats, the club run ends at the lake."),
+        ("Training", "Put the splits into my run log, the watch lost them."),
+        ("Training", "The run log says 38 km this week."),
+    ]
+    assert ranked(texts, minilm, parser)[0] == "Club run"

@@ -8,7 +8,8 @@ several), whether a member's title uses it, and how close it
 is to a sibling concept's label (maximal marginal relevance: two folders must not carry the
 same name). When the members name several kinds of one thing ("duplicate tickets", "GST
 ticket", "older ticket") and no one kind is said by half of them, the folder is named for the
-kind, in the plural the members write ("Tickets"). :func:`label_problem` says why a proposed
+kind, in the plural the members write ("Tickets"); a thing takes the kind word its members
+write after it ("Austria visa application"). :func:`label_problem` says why a proposed
 label (the LLM's, or anything else) is not a folder name.
 """
 
@@ -221,6 +222,7 @@ def rank_labels(
     scored = _maximal(scored, stats, key_of)
     scored = _part_of_a_thing(scored, key_of, stats)
     scored = _with_modifier(scored, key_of, stats, pool.eligible, pool.forms)
+    scored = _with_kind(scored, key_of, analyses)
     scored = _kind_of_things(scored, key_of, stats)
     thing = _named_thing(analyses, names, siblings, used, person)
     if thing is None:
@@ -489,6 +491,45 @@ def _with_modifier(
     if not phrases:
         return scored
     best = surface(forms[max(phrases, key=lambda k: (stats.df[k], k))], stats.lower_words)
+    return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
+
+
+def _with_kind(
+    scored: list[tuple[float, str]], key_of: dict[str, str], analyses: Sequence[Analysis]
+) -> list[tuple[float, str]]:
+    """A two-word label names the particular thing ("Austria visa"); the word its members
+    write after its head says what kind of matter the folder holds ("visa application"):
+    the label takes it ("Austria visa application") when at least two members, and at least
+    half of those that write the head, write the head before that word, and one member
+    writes the whole ("the Austria Visa Application Centre"): the kind is then the thing's,
+    not a neighbouring one ("Club run" beside the notes titled "Run log" stays "Club run",
+    as no member writes "club run log")."""
+    top_score, top = scored[0]
+    key = key_of.get(top, "")
+    words = key.split()
+    if len(words) != 2:
+        return scored  # a lone word, a longer phrase or a name of a thing
+    head = words[1]
+    writers: Counter[str] = Counter()
+    whole: set[str] = set()
+    head_writers = 0
+    for analysis in analyses:
+        spans = [p.key.split() for p in (*analysis.phrases, *analysis.named)]
+        after = {s[i + 1] for s in spans for i in range(len(s) - 1) if s[i] == head}
+        head_writers += any(head in s for s in spans)
+        writers.update(after)
+        whole.update(s[i + 2] for s in spans for i in range(len(s) - 2) if s[i : i + 2] == words)
+    kinds = [
+        kind
+        for kind in whole
+        if writers[kind] >= max(MODIFIER_MEMBERS, MODIFIER_SHARE * head_writers)
+        and kind.isalpha()
+        and zipf(kind) >= LONE_ZIPF
+    ]
+    if not kinds:
+        return scored
+    kind = max(kinds, key=lambda k: (writers[k], k))
+    best = f"{top} {kind}"
     return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
 
 
