@@ -822,3 +822,15 @@ def test_a_kind_word_no_member_writes_after_the_thing_is_not_added(
         ("Training", "The run log says 38 km this week."),
     ]
     assert ranked(texts, minilm, parser)[0] == "Club run"
+
+
+def test_a_thing_keeps_its_name_when_another_folder_has_the_kind_one(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Two folders never carry one name: another folder is "Austria visa application"
+    already, so this one stays "Austria visa"."""
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in VISA_FOLDER])
+    vectors = minilm.embed([f"{t}\n{b}" for t, b in VISA_FOLDER])
+    namer = Namer(minilm, parser)
+    used = frozenset({"austria visa application"})
+    assert rank_labels(analyses, vectors, namer.embed, used=used)[0][1] == "Austria visa"

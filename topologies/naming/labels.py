@@ -222,7 +222,7 @@ def rank_labels(
     scored = _maximal(scored, stats, key_of)
     scored = _part_of_a_thing(scored, key_of, stats)
     scored = _with_modifier(scored, key_of, stats, pool.eligible, pool.forms)
-    scored = _with_kind(scored, key_of, analyses)
+    scored = _with_kind(scored, key_of, analyses, siblings, used)
     scored = _kind_of_things(scored, key_of, stats)
     thing = _named_thing(analyses, names, siblings, used, person)
     if thing is None:
@@ -495,29 +495,45 @@ def _with_modifier(
 
 
 def _with_kind(
-    scored: list[tuple[float, str]], key_of: dict[str, str], analyses: Sequence[Analysis]
+    scored: list[tuple[float, str]],
+    key_of: dict[str, str],
+    analyses: Sequence[Analysis],
+    siblings: Sequence[str] = (),
+    used: frozenset[str] = frozenset(),
 ) -> list[tuple[float, str]]:
     """A two-word label names the particular thing ("Austria visa"); the word its members
     write after its head says what kind of matter the folder holds ("visa application"):
-    the label takes it ("Austria visa application") when at least two members, and at least
-    half of those that write the head, write the head before that word, and one member
-    writes the whole ("the Austria Visa Application Centre"): the kind is then the thing's,
-    not a neighbouring one ("Club run" beside the notes titled "Run log" stays "Club run",
-    as no member writes "club run log")."""
+    the label takes it ("Austria visa application"), unless a sibling or another folder of
+    the user's has that name already."""
     top_score, top = scored[0]
-    key = key_of.get(top, "")
-    words = key.split()
+    words = key_of.get(top, "").split()
     if len(words) != 2:
         return scored  # a lone word, a longer phrase or a name of a thing
+    kind = _kind_word(words, analyses)
+    if kind is None:
+        return scored
+    best = f"{top} {kind}"
+    taken = [frozenset(s.casefold().split()) for s in siblings]
+    if _taken(best, taken) or best.casefold() in used:
+        return scored
+    return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
+
+
+def _kind_word(words: Sequence[str], analyses: Sequence[Analysis]) -> str | None:
+    """The word after the head of a two-word thing that at least two members, and at least
+    half of those that write the head, write after it ("visa application"), and that one
+    member writes after the whole ("the Austria Visa Application Centre"): the kind is then
+    the thing's, not a neighbouring one's ("Club run" beside two notes on "the run log"
+    stays, as no member writes "club run log"). Names of things count: they are the
+    members' words too."""
     head = words[1]
     writers: Counter[str] = Counter()
     whole: set[str] = set()
     head_writers = 0
     for analysis in analyses:
         spans = [p.key.split() for p in (*analysis.phrases, *analysis.named)]
-        after = {s[i + 1] for s in spans for i in range(len(s) - 1) if s[i] == head}
-        head_writers += any(head in s for s in spans)
-        writers.update(after)
+        head_writers += any(head in span for span in spans)
+        writers.update({s[i + 1] for s in spans for i in range(len(s) - 1) if s[i] == head})
         whole.update(s[i + 2] for s in spans for i in range(len(s) - 2) if s[i : i + 2] == words)
     kinds = [
         kind
@@ -526,11 +542,7 @@ def _with_kind(
         and kind.isalpha()
         and zipf(kind) >= LONE_ZIPF
     ]
-    if not kinds:
-        return scored
-    kind = max(kinds, key=lambda k: (writers[k], k))
-    best = f"{top} {kind}"
-    return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
+    return max(kinds, key=lambda k: (writers[k], k)) if kinds else None
 
 
 def _titled_whole(word: str, stats: _Stats, eligible: Sequence[str]) -> list[str]:
