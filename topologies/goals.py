@@ -8,8 +8,9 @@ calendar entry, a formal email, a chat message):
   "due", "before" makes it a deadline);
 - **a commitment**: first-person obligation or plan ("I will", "I'll", "we need to", "have to",
   "must", "going to", "plan to"), an arrangement made (a booking, an appointment, a
-  reservation, a registration, something scheduled or confirmed), or a request to act
-  ("please confirm", "can you send", "remind me", "don't forget");
+  reservation, a registration, something scheduled or confirmed; "book" and "register" only
+  as verbs: "a book" is something to read), or a request to act ("please confirm", "can you
+  send", "remind me", "don't forget");
 - **a problem**: something broken, failing, late, hurting, blocked or complained about, or a
   symptom of the body (swollen, sore, a flare, an injury, a fever). Once is an incident;
   coming back on other days, it is a problem the person keeps returning to.
@@ -144,12 +145,71 @@ def event_signals(node: Node) -> Signals:
     return Signals(
         ahead=ahead,
         deadline=deadline,
-        commitment=_COMMIT.search(meant) is not None,
+        commitment=_commits(meant),
         problem=_PROBLEM.search(meant) is not None,
         done=_DONE.search(text) is not None,
         decided=_decided(text),
         moved=_MOVED.search(text) is not None,
     )
+
+
+def _commits(text: str) -> bool:
+    """A commitment cue in the text, a word English writes both as a noun and as a verb
+    counting only where it is the verb: "I need to book a table" is an arrangement, "a
+    book with a red cover" or "Harry Potter is my favorite book" is none; and not a cue
+    the writer asks the person addressed about: "So, where are you going to stay?" is
+    their plan, if any, and no commitment of anyone's (a request, "Can you send ...?",
+    stays one)."""
+    return any(
+        not _asked_of_you(text, cue)
+        and (_NOUN_OR_VERB.fullmatch(cue.group()) is None or _is_verb_at(text, cue.start()))
+        for cue in _COMMIT.finditer(text)
+    )
+
+
+# the end of a question's words before its cue that make "you" its subject: "are you
+# going to", "do you really need to"
+_YOU_BEFORE = re.compile(r"\byou\s+(?:\w+\s+)?$", re.IGNORECASE)
+
+
+def _asked_of_you(text: str, cue: re.Match[str]) -> bool:
+    """The cue is in a question, with "you" as its subject ("Are you going to ...?")."""
+    start = max(text.rfind(mark, 0, cue.start()) for mark in ".!?;\n") + 1
+    end = min((at for at in (text.find(m, cue.end()) for m in ".!?;\n") if at >= 0), default=-1)
+    if end < 0 or text[end] != "?":
+        return False
+    return _YOU_BEFORE.search(text[start : cue.start()]) is not None
+
+
+# commitment cues that are nouns as often as verbs: the parse tells which (``_is_verb_at``)
+_NOUN_OR_VERB = re.compile(r"book|register", re.IGNORECASE)
+
+
+def _is_verb_at(text: str, start: int) -> bool:
+    """The word at ``start`` is a verb in its sentence: by spaCy's part-of-speech tag, or
+    as English has it where the small tagger errs on imperatives ("Book the flights" read
+    as a name): a noun is never followed directly by an article, a possessive or an object
+    pronoun, a verb takes its object so ("book a table", "book our tickets", "book it").
+    Only the sentence holding the word is parsed, and only for the few cue words that need
+    it, so reading an event's cues stays a matter of regular expressions."""
+    from topologies.naming.phrases import load_pipeline  # the parser's module reads goals
+
+    for match in _SENTENCE.finditer(text):
+        if match.start() <= start < match.end():
+            doc = load_pipeline()(match.group(), disable=["ner"])
+            at = start - match.start()
+            word = next((t for t in doc if t.idx == at), None)
+            if word is None:
+                return False
+            after = doc[word.i + 1] if word.i + 1 < len(doc) else None
+            takes_object = after is not None and (
+                after.tag_ in ("DT", "PRP$") or after.lower_ in _OBJECT_PRONOUNS
+            )
+            return word.pos_ in ("VERB", "AUX") or takes_object
+    return False
+
+
+_OBJECT_PRONOUNS = frozenset({"it", "me", "us", "them", "him"})
 
 
 def without_formulas(text: str) -> str:
@@ -257,10 +317,11 @@ def _decided(text: str) -> bool:
 
 CUES_ATTR = "goal_cues"
 # the rules' version the stored cues were read by: bumped whenever the cues read differently
-# (2: social formulas are no commitment nor problem); cues of another version are read again
+# (2: social formulas are no commitment nor problem; 3: "book" or "register" as a noun, or a
+# cue asked of "you" in a question, is no commitment); cues of another version are read again
 # when a memory is loaded (``current_cues``), so an upgraded store never scores goals by
 # cues the rules no longer give
-CUES_VERSION = 2
+CUES_VERSION = 3
 
 
 def signals_attr(signals: Signals) -> dict[str, object]:

@@ -63,6 +63,19 @@ def test_a_title_is_set_against_its_occasion_unless_it_already_speaks_of_it() ->
     assert with_occasion("Renew the passport", None) == "Renew the passport"
 
 
+def test_a_thing_to_prepare_for_gives_way_to_the_occasion_of_the_deadline() -> None:
+    """Hashing embedder, the sample: the race intent emerged from the two race mails ("Bib
+    pickup: Sat 28 Nov", "Spreeufer 10k on Sun 29 Nov") and read "Prepare for the Bib
+    pickup before the Spreeufer 10k (by 29 Nov)"."""
+    assert (
+        with_occasion("Prepare for the Bib pickup", "Spreeufer 10k")
+        == "Prepare for the Spreeufer 10k"
+    )
+    assert with_occasion("Follow up on the claim", "PUC emergency meeting") == (
+        "Follow up on the claim before the PUC emergency meeting"
+    )
+
+
 def test_an_action_title_is_told_from_a_topic(namer: Namer) -> None:
     assert namer.states_action("Repaint the bathroom ceiling (by 18 Dec)")
     assert not namer.states_action("Treptower park (by 29 Nov)")

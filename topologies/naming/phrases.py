@@ -30,6 +30,7 @@ from topologies.graph import raw_attr
 from topologies.lexicon import (
     CALENDAR_WORDS,
     FEELING_VERBS,
+    INTENTION_NOUNS,
     LABEL_SKIP,
     QUANTITY_NOUNS,
     STOPWORDS,
@@ -706,14 +707,81 @@ def _asked(verb: Any) -> bool:
 
 def _negated_or_conditional(verb: Any) -> bool:
     """A verb that is negated ("not to go", "don't book") or only the condition of another
-    ("before you go", "if we book") states no to-do."""
+    ("before you go", "if we book") states no to-do; nor does one joined to such a verb
+    without a subject of its own, as the negation or the condition holds for both ("I
+    couldn't play or help the team": a past inability, no goal ahead)."""
+    if verb.dep_ == "conj" and _subject(verb) is None and _negated_or_conditional(verb.head):
+        return True
     if any(c.dep_ == "neg" for c in verb.children):
         return True
     if verb.dep_ == "xcomp" and any(c.dep_ == "neg" for c in verb.head.children):
         return True  # "we don't need to book the venue"
-    return verb.dep_ == "advcl" and any(
-        c.dep_ == "mark" and c.lower_ in _CONDITION_MARKS for c in verb.children
-    )
+    marks = {c.lower_ for c in verb.children if c.dep_ == "mark"}
+    if verb.dep_ == "ccomp" and marks & _WHETHER_MARKS:
+        return True  # "let me know if you need help": an offer, whether they need it
+    return verb.dep_ == "advcl" and bool(marks & _CONDITION_MARKS)
+
+
+_WHETHER_MARKS = wordset("if whether")  # an indirect question: "ask whether we need ..."
+
+
+def _asks_addressee(verb: Any) -> bool:
+    """A question about what the person addressed does, needs or is doing ("How do you
+    manage your time?", "Are you going to visit Paris?", "Need any help?"): it asks for a
+    habit, a need or a plan of theirs and states no goal of anyone's. A request put as a
+    question ("Could you book the room?") asks with a modal and stays a to-do."""
+    if not verb.sent.text.rstrip().endswith("?"):
+        return False
+    clause = verb
+    while (
+        clause.dep_ in ("conj", "xcomp") and _subject(clause) is None and clause.head is not clause
+    ):
+        clause = clause.head  # "... and stay organized", "going to visit"
+    subject = _subject(clause)
+    auxiliaries = [c for c in clause.children if c.dep_ in ("aux", "auxpass")]
+    if subject is None and not auxiliaries and _lemma(clause) in NEED_VERBS:
+        return True  # "Need any help?", "Want to grab lunch?": "do you" left unsaid
+    if subject is None or subject.lower_ != "you":
+        return False
+    if any(_lemma(a) in _QUESTION_AUX or a.lower_ in ("'d", "’d") for a in auxiliaries):
+        return True  # "How do you ...", "Are you going to ...", "Where'd you get ..."
+    return any(c.tag_ in ("WRB", "WP") and c.lower_ not in ("when",) for c in clause.children)
+
+
+# auxiliaries of a question that asks for a fact, a habit or a plan ("do you", "are you
+# going to", "have you"), not a request ("can you", "could you", "would you"); after a
+# question word ("how", "where", "what"; not "when": "When can you send it?" asks for a
+# day) any question asks for a fact
+_QUESTION_AUX = wordset("do be have")
+
+
+def _chance_taken(verb: Any) -> bool:
+    """An infinitive after a past verb of getting, helping, letting or having to tells what
+    happened: a chance someone had or an obligation met ("I saw some awesome cars and got to
+    mess with car mods", "a friend who helped me get this painting published", "I had to
+    miss some games"), not an obligation ahead ("I've got to renew my passport", "I have to
+    go to the Bürgeramt") nor help to come ("Can you help me fix the sink?")."""
+    head = verb.head
+    if verb.dep_ not in ("xcomp", "ccomp") or _lemma(head) not in _PAST_OUTCOME_VERBS:
+        return False
+    if head.tag_ != "VBD":
+        return False
+    return not any(c.dep_ == "aux" and _lemma(c) == "have" for c in head.children)
+
+
+_PAST_OUTCOME_VERBS = wordset("get help let have")
+
+
+def _describes_noun(verb: Any) -> bool:
+    """An infinitive that modifies a noun says what the noun is or was ("an incredible
+    experience to visit similar streets", "a perfect opportunity to add to our collage"),
+    not what anyone means to do; unless the noun is itself an intention or a duty ("a plan
+    to renew my passport", "time to book the flights", "a reminder to pay the rent")."""
+    if verb.dep_ not in ("acl", "relcl") or verb.head.pos_ != "NOUN":
+        return False
+    if not any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children):
+        return False
+    return _lemma(verb.head) not in INTENTION_NOUNS
 
 
 def _thing(obj: Any, names: frozenset[str]) -> tuple[str, str] | None:
@@ -805,6 +873,8 @@ def _actions(doc: Any, names: frozenset[str], in_title: bool) -> list[Action]:
             continue  # a to-do is in the base form ("renew", "need to send"), not a report
         if _negated_or_conditional(verb):
             continue  # "not to go on a long-haul trip", "before you go": no to-do
+        if _asks_addressee(verb) or _describes_noun(verb) or _chance_taken(verb):
+            continue  # "How do you manage your time?", "an experience to visit ...": no to-do
         for obj, prep in _objects(verb):
             action = _action(verb, obj, prep, names, in_title)
             if action is not None:

@@ -97,12 +97,17 @@ def with_deadline(title: str, deadline: datetime) -> str:
 
 def with_occasion(title: str, occasion: str | None) -> str:
     """The goal set against its occasion ("Get a new passport before the Thailand flight"),
-    unless the title already speaks of it or would grow past a to-do item."""
+    unless the title already speaks of it or would grow past a to-do item. A thing to
+    prepare for is a step of the occasion its deadline is the day of: the occasion is what
+    the person prepares for ("Prepare for the Spreeufer 10k", not "Prepare for the Bib
+    pickup before the Spreeufer 10k", the pickup being the day before)."""
     if not occasion:
         return title
     words = {w.lower() for w in title.split()} - STOPWORDS
     if words & ({w.lower() for w in occasion.split()} - STOPWORDS):
         return title
+    if title.lower().startswith(f"{OCCASION_VERB} "):
+        return f"{_capitalised(OCCASION_VERB)} {with_article(occasion)}"
     if len(title.split()) + len(occasion.split()) + 2 > MAX_TITLE_WORDS:
         return title
     return f"{title} before the {occasion}"

@@ -1,0 +1,178 @@
+"""An intent only for a goal the person has (issue 11, item 3): a to-do is something someone
+means to do from now on. A question about what the other person does, a past inability, what
+a noun was an occasion for, and a book someone reads state none: LoCoMo-10's pending intents
+read "Manage the time" (a friend's "How do you manage your time ...?"), "Help the team" ("I
+couldn't play or help the team"), "Visit similar streets" ("an incredible experience to
+visit similar streets") and "Add to the collage" ("a perfect opportunity to add to our
+collage"), and "a book with a red cover" counted as a booking made."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from schemas.events import RawEvent
+from topologies.engine import event_to_node
+from topologies.goals import event_signals
+from topologies.naming.phrases import PhraseParser
+
+T0 = datetime(2024, 1, 2, 18, 0, tzinfo=UTC)
+
+
+def actions(text: str) -> list[str]:
+    (analysis,) = PhraseParser().analyse([("", text, frozenset({"tim", "john"}))])
+    return [action.text for action in analysis.actions]
+
+
+def commits(text: str) -> bool:
+    event = RawEvent(
+        id="e", tenant="tim", source="chat", ts=T0, title="", body=text, participants=["Tim"]
+    )
+    return event_signals(event_to_node(event, "n")).commitment
+
+
+def test_a_question_about_what_the_other_does_is_no_to_do() -> None:
+    text = "How do you manage your time and stay organized with all the projects and deadlines?"
+    assert actions(text) == []
+
+
+def test_a_question_about_the_others_plan_is_no_to_do() -> None:
+    assert actions("Are you going to visit the old castle?") == []
+
+
+def test_a_question_word_asks_for_a_fact_not_a_to_do() -> None:
+    assert actions("Where'd you get the idea for it?") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How's the mindfulness workshops and reading going? Need any help?",
+        "Let me know if you need help with a study plan!",
+        "Want to grab lunch tomorrow?",
+    ],
+)
+def test_help_offered_is_no_to_do_of_the_one_offered_it(text: str) -> None:
+    assert actions(text) == []
+
+
+def test_a_need_of_ones_own_stays_a_to_do() -> None:
+    assert actions("I need a new passport before the trip.") == ["get a new passport"]
+
+
+def test_when_asked_of_someone_is_a_request_with_a_day() -> None:
+    assert actions("When can you send the deck?") == ["send the deck"]
+
+
+def test_a_request_put_as_a_question_stays_a_to_do() -> None:
+    assert actions("Could you book the meeting room?") == ["book the meeting room"]
+
+
+def test_a_past_inability_is_no_to_do_for_any_of_its_verbs() -> None:
+    text = "It was frustrating because I couldn't play or help the team."
+    assert actions(text) == []
+
+
+def test_a_verb_with_its_own_subject_after_a_negated_one_stays() -> None:
+    assert actions("I can't come, but I'll send the deck.") == ["send the deck"]
+
+
+def test_a_chance_someone_had_is_no_to_do() -> None:
+    text = (
+        "Last Friday I went to the car show. I saw some awesome cars and got to mess with car mods!"
+    )
+    assert actions(text) == []
+
+
+def test_help_that_was_given_is_no_to_do() -> None:
+    text = (
+        "That's a close friend of mine who helped me get this painting published in the exhibition!"
+    )
+    assert actions(text) == []
+
+
+def test_an_obligation_met_is_no_to_do() -> None:
+    text = "It sucked because I had to miss some games and couldn't help my team."
+    assert actions(text) == []
+
+
+def test_help_asked_for_keeps_its_to_do() -> None:
+    assert actions("Can you help me fix the sink?") == ["fix the sink"]
+
+
+def test_have_got_to_is_an_obligation() -> None:
+    assert actions("I've got to renew my passport.") == ["renew the passport"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "That was an incredible experience to visit similar streets like you shared.",
+        "It's going to be a blast and a perfect opportunity to add to our collage.",
+    ],
+)
+def test_an_infinitive_that_says_what_a_noun_was_is_no_to_do(text: str) -> None:
+    assert actions(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("I have a plan to renew my passport.", "renew the passport"),
+        ("It's time to book the flights.", "book the flights"),
+        ("Your request to reprocess a claim has been received.", "reprocess a claim"),
+    ],
+)
+def test_an_infinitive_after_an_intention_stays_a_to_do(text: str, action: str) -> None:
+    assert actions(text) == [action]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Harry Potter is my favorite book. It's so immersive!",
+        "You rock! Keep it up! [shares a photo of a basketball ball and a book on a court]",
+        "What book are you currently reading?",
+        "Thanks for the book, it was great.",
+    ],
+)
+def test_a_book_to_read_is_no_booking(text: str) -> None:
+    assert not commits(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I need to book a table for Friday.",
+        "Book the flights before the prices go up.",
+        "Can you book it for us?",
+        "Register for the 10k this week.",
+    ],
+)
+def test_to_book_is_still_an_arrangement(text: str) -> None:
+    assert commits(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Congrats, Tim! That's amazing news. So, where are you going to stay?",
+        "Do you need to renew your passport?",
+        "What do you plan to do next?",
+    ],
+)
+def test_a_plan_asked_of_the_other_is_no_commitment(text: str) -> None:
+    assert not commits(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Are you going to the party? I'm going to bring a cake.",
+        "Can you send the deck by Friday?",
+        "You have to try the new place!",
+    ],
+)
+def test_a_request_or_the_writers_plan_beside_a_question_stays(text: str) -> None:
+    assert commits(text)
