@@ -22,7 +22,7 @@ rolls a split back with the rest.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -227,22 +227,32 @@ def code_share(memory: TenantMemory, a: str, b: str) -> float:
     Nor does one passing mention: unless at least ``MIN_TYING_MEMBERS`` of the larger
     concept's members name what the smaller one's name, the share is 0 (a launch channel's one
     message that names "COVID-19" ties it to no health notes)."""
-    first, second = topics.member_events(memory, a), topics.member_events(memory, b)
-    small, large = (first, second) if len(first) <= len(second) else (second, first)
+    first, second = _member_codes(memory, a), _member_codes(memory, b)
+    (small, ours), (large, theirs) = sorted((first, second), key=lambda codes: len(codes[0]))
     if not small:
         return 0.0
-    ours = set().union(*(_codes(memory, e) for e in small))
-    if sum(1 for e in large if _codes(memory, e) & ours) < MIN_TYING_MEMBERS:
+    if not ours or sum(1 for codes in large if codes & ours) < MIN_TYING_MEMBERS:
         return 0.0
-    theirs = set().union(*(_codes(memory, e) for e in large))
-    tied = sum(1 for e in small if _codes(memory, e) & theirs)
+    tied = sum(1 for codes in small if codes & theirs)
     return tied / len(small)
 
 
-def _codes(memory: TenantMemory, event_id: str) -> frozenset[str]:
-    """The tickets and the mail thread an event names (its entities of those kinds), derived
-    once per version of the node: a pair of concepts near the bar is asked fold after fold."""
-    return memory.node_memo.get("codes", memory.graph.node(event_id), _node_codes)
+MemberCodes = tuple[list[frozenset[str]], frozenset[str]]
+
+
+def _member_codes(memory: TenantMemory, concept_id: str) -> MemberCodes:
+    """The tickets and mail threads each of the concept's latest members names (the latest
+    first), and all of them: read again only when a member changes (``NodeMemo.group``), each
+    member's once per version of its node (a pair of concepts near the bar is asked fold
+    after fold)."""
+    memo = memory.node_memo
+    members = memory.graph.nodes_of(topics.member_events(memory, concept_id))
+
+    def derive(nodes: Sequence[Node]) -> MemberCodes:
+        codes = [memo.get("codes", node, _node_codes) for node in nodes]
+        return codes, frozenset().union(*codes)
+
+    return memo.group("codes", concept_id, members, derive)
 
 
 def _node_codes(node: Node) -> frozenset[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -89,6 +90,8 @@ class EdgeCache:
         self._evidence: dict[
             tuple[str, EdgeKind], tuple[int, list[EvidenceRow], list[Node]]
         ] = {}  # (node, kind) -> (edge stamp, rows, their source nodes)
+        # (node, limit) -> (edge stamp, times stamp, its member events, the latest first)
+        self._members: dict[tuple[str, int], tuple[int, int, tuple[str, ...]]] = {}
 
     def key(self, node_id: str) -> int:
         """A small integer standing for the node id (stable while the cache is not reset)."""
@@ -123,6 +126,31 @@ class EdgeCache:
         self._entries.clear()
         self._keys.clear()
         self._evidence.clear()
+        self._members.clear()
+
+    def members(
+        self,
+        graph: MemoryGraph,
+        node_id: str,
+        limit: int,
+        read: Callable[[], tuple[list[str], bool]],
+    ) -> list[str]:
+        """A concept's member events as ``read()`` lists them from its in-edges and their
+        sources' times (``topics.member_events``), kept while neither changes: the node's
+        edge stamp and the graph's times stamp. Consolidation asks for the members of the
+        same concepts near the merge bar fold after fold, and most folds touch neither.
+        ``read`` also says whether its answer may be kept (an order read from a time that
+        the times stamp does not follow may not)."""
+        stamps = (graph.edge_stamp(node_id), graph.times_stamp)
+        found = self._members.get((node_id, limit))
+        if found is not None and found[:2] == stamps:
+            return list(found[2])
+        members, keep = read()
+        if keep:
+            if len(self._members) >= self.max_nodes:
+                self._members.clear()
+            self._members[(node_id, limit)] = (*stamps, tuple(members))
+        return members
 
     def evidence(
         self, graph: MemoryGraph, node_id: str, kind: EdgeKind, limit: int

@@ -11,6 +11,7 @@ leaves nothing derived from it behind).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from operator import is_
 from typing import Any, TypeVar
 
 from schemas.graph import Node
@@ -22,9 +23,12 @@ class NodeMemo:
     """``derive(node)`` per node and name of what is derived, valid while the node object is
     the one the graph holds."""
 
-    def __init__(self, max_nodes: int = 200_000) -> None:
+    def __init__(self, max_nodes: int = 200_000, max_groups: int = 20_000) -> None:
         self.max_nodes = max_nodes
+        self.max_groups = max_groups
         self._kept: dict[str, tuple[Node, dict[str, Any]]] = {}
+        # (what, key) -> (the group's node objects, the value derived from them)
+        self._groups: dict[tuple[str, str], tuple[tuple[Node, ...], Any]] = {}
 
     def get(self, what: str, node: Node, derive: Callable[[Node], T]) -> T:
         values = self._values(node)
@@ -51,6 +55,23 @@ class NodeMemo:
                     values[what] = value
         return [values[what] for values in kept]
 
+    def group(
+        self, what: str, key: str, nodes: Sequence[Node], derive: Callable[[Sequence[Node]], T]
+    ) -> T:
+        """A value derived from the own fields of a group of nodes (a concept's latest
+        members), kept under ``key`` while the group asked for is the same node objects in
+        the same order: consolidation asks what the members of the same concepts name fold
+        after fold, and a member's new version (or another member) derives it again."""
+        kept = self._groups.get((what, key))
+        if kept is not None and len(kept[0]) == len(nodes) and all(map(is_, kept[0], nodes)):
+            found: T = kept[1]
+            return found
+        value = derive(nodes)
+        if len(self._groups) >= self.max_groups:
+            self._groups.clear()
+        self._groups[(what, key)] = (tuple(nodes), value)
+        return value
+
     def _values(self, node: Node) -> dict[str, Any]:
         """What is derived from this version of the node (empty for a new version)."""
         kept = self._kept.get(node.id)
@@ -62,5 +83,10 @@ class NodeMemo:
 
     def forget(self, node_ids: Iterable[str]) -> None:
         """Drop what was derived from these nodes (removed ones)."""
-        for node_id in node_ids:
+        gone = set(node_ids)
+        for node_id in gone:
             self._kept.pop(node_id, None)
+        if gone:  # nor does a group with a removed member keep what was derived from it
+            for key, (nodes, _) in list(self._groups.items()):
+                if any(node.id in gone for node in nodes):
+                    del self._groups[key]

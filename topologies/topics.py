@@ -98,7 +98,16 @@ def event_topic(memory: TenantMemory, event_id: str, config: TopicConfig) -> Vec
 # ------------------------------------------------------------------- centroids
 def member_events(memory: TenantMemory, concept_id: str, limit: int = MAX_MEMBERS) -> list[str]:
     """EVENT ids grounding or reinforcing the concept, the latest by event time first (read
-    among the ``limit`` most recently attached of each edge kind)."""
+    among the ``limit`` most recently attached of each edge kind); read again only when the
+    concept's edges or the events' times change (``EdgeCache.members``)."""
+    return memory.edge_cache.members(
+        memory.graph, concept_id, limit, lambda: _read_members(memory, concept_id, limit)
+    )
+
+
+def _read_members(memory: TenantMemory, concept_id: str, limit: int) -> tuple[list[str], bool]:
+    """``member_events`` read from the graph, and whether the times stamp follows its order
+    (every member has an event time: a member ordered by its creation time has none)."""
     graph = memory.graph
     events = graph.ids(NodeKind.EVENT)
     seen: dict[str, None] = {}
@@ -108,7 +117,7 @@ def member_events(memory: TenantMemory, concept_id: str, limit: int = MAX_MEMBER
                 seen.setdefault(src, None)
     nodes = [graph.node(e) for e in seen]
     nodes.sort(key=lambda n: (n.ts or n.created_at, n.id), reverse=True)
-    return [n.id for n in nodes[:limit]]
+    return [n.id for n in nodes[:limit]], all(n.ts is not None for n in nodes)
 
 
 def centroid(memory: TenantMemory, concept_id: str, config: TopicConfig) -> Vector | None:

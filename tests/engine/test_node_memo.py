@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from schemas.graph import Node, NodeKind
@@ -43,3 +44,42 @@ def test_a_removed_node_leaves_nothing_derived_behind() -> None:
     with memory.transaction():
         memory.graph.remove_node("c-1")
     assert memory.node_memo.get("title", node, lambda n: "derived again") == "derived again"
+
+
+def test_a_value_of_a_group_of_nodes_is_derived_again_only_when_one_of_them_changes() -> None:
+    """What a concept's members name is read fold after fold: it is derived once for the
+    same members, again for a new version of one of them or another member."""
+    memory = TenantMemory("t", dim=8)
+    derived: list[list[str]] = []
+
+    def titles_of(nodes: Sequence[Node]) -> list[str]:
+        derived.append([n.title for n in nodes])
+        return [n.title for n in nodes]
+
+    with memory.transaction():
+        memory.graph.add_node(concept("c-1", "Passport"))
+        memory.graph.add_node(concept("c-2", "Photos"))
+    memo, graph = memory.node_memo, memory.graph
+    assert memo.group("titles", "g", graph.nodes_of(["c-1", "c-2"]), titles_of) == [
+        "Passport",
+        "Photos",
+    ]
+    memo.group("titles", "g", graph.nodes_of(["c-1", "c-2"]), titles_of)
+    with memory.transaction():
+        memory.graph.update_node("c-2", title="Passport photos")
+    memo.group("titles", "g", graph.nodes_of(["c-1", "c-2"]), titles_of)
+    memo.group("titles", "g", graph.nodes_of(["c-1"]), titles_of)
+    assert derived == [["Passport", "Photos"], ["Passport", "Passport photos"], ["Passport"]]
+
+
+def test_a_group_with_a_removed_node_leaves_nothing_derived_behind() -> None:
+    memory = TenantMemory("t", dim=8)
+    with memory.transaction():
+        memory.graph.add_node(concept("c-1", "Passport"))
+    nodes = memory.graph.nodes_of(["c-1"])
+    memory.node_memo.group("titles", "g", nodes, lambda group: [n.title for n in group])
+    with memory.transaction():
+        memory.graph.remove_node("c-1")
+    assert memory.node_memo.group("titles", "g", nodes, lambda group: ["derived again"]) == [
+        "derived again"
+    ]
