@@ -45,7 +45,7 @@ from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies import topics
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
-from topologies.entities import EntityMatch, ensure_entity_index, node_entities
+from topologies.entities import EntityMatch, ensure_entity_index, entities_of
 from topologies.memory import POOL, TOPIC
 from topologies.naming import Namer, next_naming
 from topologies.planner import PlanRequest
@@ -280,7 +280,7 @@ class HeuristicPlanner:
     def _entity_links(self, request: PlanRequest, build: _Builder) -> list[EntityMatch]:
         memory, node = request.memory, request.event_node
         assert node.ts is not None
-        entities = node_entities(node)
+        entities = entities_of(memory, node)
         if not entities:
             return []
         window = timedelta(days=self.config.link_window_days)
