@@ -285,11 +285,12 @@ class HeuristicPlanner:
             return []
         window = timedelta(days=self.config.link_window_days)
         matches = memory.entities.related(entities, node.ts, window, exclude=node.id)
+        matches = [m for m in matches if memory.graph.get(m.node_id) is not None]
+        # the earlier events' vectors in one look-up (zeros for one without: cosine 0)
+        rows, _ = memory.index(NodeKind.EVENT).get_many([match.node_id for match in matches])
         scored: list[tuple[float, EntityMatch]] = []
-        for match in matches:
-            if memory.graph.get(match.node_id) is None:
-                continue
-            cos = max(0.0, _cos(request.vector, memory.index(NodeKind.EVENT).get(match.node_id)))
+        for match, row in zip(matches, rows, strict=True):
+            cos = max(0.0, _cos(request.vector, row))
             strength = match.score * (0.5 + cos)
             if strength >= MIN_LINK_STRENGTH:
                 scored.append((strength, match))
