@@ -18,6 +18,7 @@ import structlog
 
 from schemas.graph import Node, NodeKind
 from topologies.graph import MemoryGraph, raw_attr
+from topologies.node_memo import NodeMemo
 from topologies.text import entity_weight, extract_entities
 
 log = structlog.get_logger(__name__)
@@ -35,6 +36,12 @@ def node_entities(node: Node) -> list[str]:
     )
 
 
+def entities_of(memory: EntityHolder, node: Node) -> list[str]:
+    """``node_entities``, read once per version of the node: an event's entities are read
+    when it is indexed, when it is planned and at later folds of its theme (intent bounds)."""
+    return memory.node_memo.get("entities", node, node_entities)
+
+
 @dataclass(frozen=True)
 class EntityMatch:
     node_id: str
@@ -46,8 +53,9 @@ class EntityMatch:
 class EntityIndex:
     """entity -> sorted list of (ts, node_id), the most recent ``per_entity`` kept."""
 
-    def __init__(self, per_entity: int = PER_ENTITY) -> None:
+    def __init__(self, per_entity: int = PER_ENTITY, memo: NodeMemo | None = None) -> None:
         self.per_entity = per_entity
+        self.memo = memo  # where the entities of a node version are kept (none: read each time)
         self._postings: dict[str, list[tuple[datetime, str]]] = {}
         self._nodes: set[str] = set()
         self._times: list[tuple[datetime, str]] = []  # every indexed event, by time
@@ -88,8 +96,15 @@ class EntityIndex:
                 log.debug("entity_posting_trimmed", entity=entity, node_id=dropped[1])
 
     def add_node(self, node: Node) -> None:
-        if node.kind == NodeKind.EVENT and node.ts is not None:
-            self.add(node.id, node.ts, node_entities(node))
+        """Index an EVENT node (once: an indexed node is not read again)."""
+        if node.kind != NodeKind.EVENT or node.ts is None or node.id in self._nodes:
+            return
+        memo = self.memo
+        if memo is None:
+            entities = node_entities(node)
+        else:
+            entities = memo.get("entities", node, node_entities)
+        self.add(node.id, node.ts, entities)
 
     def clear(self) -> None:
         self._postings.clear()
@@ -152,6 +167,7 @@ class EntityHolder(Protocol):
     tenant: str
     graph: MemoryGraph
     entities: EntityIndex
+    node_memo: NodeMemo
 
 
 def rebuild_entity_index(memory: EntityHolder) -> EntityIndex:

@@ -45,7 +45,7 @@ from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
 from topologies import topics
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
-from topologies.entities import EntityMatch, ensure_entity_index, node_entities
+from topologies.entities import EntityMatch, ensure_entity_index, entities_of
 from topologies.memory import POOL, TOPIC
 from topologies.naming import Namer, next_naming
 from topologies.planner import PlanRequest
@@ -280,16 +280,17 @@ class HeuristicPlanner:
     def _entity_links(self, request: PlanRequest, build: _Builder) -> list[EntityMatch]:
         memory, node = request.memory, request.event_node
         assert node.ts is not None
-        entities = node_entities(node)
+        entities = entities_of(memory, node)
         if not entities:
             return []
         window = timedelta(days=self.config.link_window_days)
         matches = memory.entities.related(entities, node.ts, window, exclude=node.id)
+        matches = [m for m in matches if memory.graph.get(m.node_id) is not None]
+        # the earlier events' vectors in one look-up (zeros for one without: cosine 0)
+        rows, _ = memory.index(NodeKind.EVENT).get_many([match.node_id for match in matches])
         scored: list[tuple[float, EntityMatch]] = []
-        for match in matches:
-            if memory.graph.get(match.node_id) is None:
-                continue
-            cos = max(0.0, _cos(request.vector, memory.index(NodeKind.EVENT).get(match.node_id)))
+        for match, row in zip(matches, rows, strict=True):
+            cos = max(0.0, _cos(request.vector, row))
             strength = match.score * (0.5 + cos)
             if strength >= MIN_LINK_STRENGTH:
                 scored.append((strength, match))

@@ -46,7 +46,7 @@ from datetime import date, datetime, timedelta
 from schemas.graph import EdgeKind, Node, NodeKind
 from schemas.intents import OPEN_STATUSES, IntentStatus
 from topologies.config import IntentConfig
-from topologies.entities import node_entities
+from topologies.entities import entities_of
 from topologies.goals import MAX_TEXT, GoalEvidence, cached_signals, content_words
 from topologies.memory import TenantMemory
 from topologies.text import find_dates
@@ -178,7 +178,7 @@ def dated_thing(memory: TenantMemory, event_ids: Iterable[str], day: date) -> Da
             continue
         people = {w for p in node.participants for w in content_words(p)}
         words |= content_words(node.title) - people
-        entities = node_entities(node)
+        entities = entities_of(memory, node)
         people |= {w for e in entities if e.startswith("person:") for w in _words_of(e)}
         names |= {e for e in entities if e.startswith(NAMED_ENTITY_KINDS) and _words_of(e) - people}
     return DatedThing(frozenset(words), frozenset(names))
@@ -247,7 +247,7 @@ def _named_entities(
     return {
         entity
         for node in nodes[:MAX_SAME_GOAL_EVENTS]
-        for entity in node_entities(node)
+        for entity in entities_of(memory, node)
         if entity.startswith(kinds)
     }
 

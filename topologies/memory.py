@@ -93,9 +93,10 @@ class TenantMemory:
         }
         self.meta: dict[str, Any] = {}
         self.event_states: dict[str, str] = {}  # RawEvent id -> "stored" | "folded"
-        self.entities = EntityIndex()  # derived, not persisted: rebuilt by load()
-        self.edge_cache = EdgeCache()  # derived: nodes' edge scans, kept per edge stamp
         self.node_memo = NodeMemo()  # derived: values computed from a node's own fields
+        # derived, not persisted: rebuilt by load()
+        self.entities = EntityIndex(memo=self.node_memo)
+        self.edge_cache = EdgeCache()  # derived: nodes' edge scans, kept per edge stamp
         self.event_order = EventOrder()  # derived: events' places by time, per times stamp
         self._tx: _Tx | None = None
 

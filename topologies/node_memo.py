@@ -31,11 +31,15 @@ class NodeMemo:
         self._groups: dict[tuple[str, str], tuple[tuple[Node, ...], Any]] = {}
 
     def get(self, what: str, node: Node, derive: Callable[[Node], T]) -> T:
+        kept = self._kept.get(node.id)
+        # the hot path (a fold reads a few hundred thousand values): this version's value
+        # already derived, read without a further call
+        if kept is not None and kept[0] is node and what in kept[1]:
+            found: T = kept[1][what]
+            return found
         values = self._values(node)
-        if what not in values:
-            values[what] = derive(node)
-        found: T = values[what]
-        return found
+        values[what] = derived = derive(node)
+        return derived
 
     def many(
         self, what: str, nodes: Sequence[Node], derive: Callable[[list[Node]], list[T]]

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import pytest
+
 from schemas.graph import Node, NodeKind
+from topologies import entities
 from topologies.memory import TenantMemory
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -83,3 +86,27 @@ def test_a_group_with_a_removed_node_leaves_nothing_derived_behind() -> None:
     assert memory.node_memo.group("titles", "g", nodes, lambda group: ["derived again"]) == [
         "derived again"
     ]
+
+
+def test_an_event_s_entities_are_read_once_per_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Indexed at ingest, looked up again when planned and at later folds of its theme: the
+    names, tickets and threads of an event are read from its text once."""
+    memory = TenantMemory("t", dim=8)
+    read: list[str] = []
+    extract = entities.extract_entities
+
+    def counted(text: str, *args: object, **kwargs: object) -> list[str]:
+        read.append(text)
+        return extract(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(entities, "extract_entities", counted)
+    event = Node(id="e-1", tenant="t", kind=NodeKind.EVENT, title="Ticket OPS-12 with Alice Moreau",
+                 ts=NOW, created_at=NOW, updated_at=NOW)  # fmt: skip
+    with memory.transaction():
+        memory.graph.add_node(event)
+    memory.entities.add_node(event)  # at ingest
+    memory.entities.add_node(event)  # the planner makes sure the event is indexed
+    found = entities.entities_of(memory, event)  # the planner's entity links
+    assert "ticket:ops-12" in found
+    assert entities.entities_of(memory, event) == found  # a later fold's intent bounds
+    assert read == ["Ticket OPS-12 with Alice Moreau"]

@@ -8,7 +8,7 @@ import pytest
 
 from topologies.config import AnnConfig
 from topologies.memory import TenantMemory
-from topologies.vector_index import CENTROID_PREFIX, VectorIndex
+from topologies.vector_index import CENTROID_PREFIX, VectorIndex, normalize
 
 DIM = 16
 SMALL = AnnConfig(min_vectors=200, nprobe=8)  # 16 buckets at 200 vectors, 32 at 256, 64 at 1024
@@ -222,3 +222,19 @@ def test_get_many_returns_each_vector_and_marks_the_missing(count: int) -> None:
     for row, name in zip(rows, names, strict=True):
         single = index.get(name)
         assert np.array_equal(row, single if single is not None else np.zeros(DIM))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_vector_is_normalised_as_numpy_s_norm_divides_it(dtype: type) -> None:
+    """Stored vectors and queries are the unit vectors ``vec / np.linalg.norm(vec)`` bit for
+    bit (a store written before keeps its scores); a zero vector stays as it is."""
+    rng = np.random.default_rng(7)
+    for scale in (1e-3, 0.5, 1.0, 3.0, 250.0):
+        vec = (scale * rng.normal(size=384)).astype(dtype)
+        arr = vec.astype(np.float32)
+        expected = (arr / float(np.linalg.norm(arr))).astype(np.float32)
+        unit = normalize(vec)
+        assert unit.dtype == np.float32
+        assert np.array_equal(unit, expected)
+        assert np.array_equal(normalize(unit), (unit / float(np.linalg.norm(unit))))
+    assert not normalize(np.zeros(8, dtype=dtype)).any()
