@@ -194,7 +194,9 @@ def _is_verb_at(text: str, start: int) -> bool:
     """The word at ``start`` is a verb in its sentence: by spaCy's part-of-speech tag, or
     as English has it where the small tagger errs on imperatives ("Book the flights" read
     as a name): a noun is never followed directly by an article, a possessive or an object
-    pronoun, a verb takes its object so ("book a table", "book our tickets", "book it"); and
+    pronoun, a verb takes its object so ("book a table", "book our tickets", "book it"); a
+    word the parse gives a subject or an auxiliary is a verb whatever its tag ("Should I just
+    book tonight?", tagged a noun); and
     a note opening with the word is an order, whose object a note writes without its
     article (``_opens_note``). Only the sentence holding the word is parsed, and only for
     the few cue words that need it, so reading an event's cues stays a matter of regular
@@ -212,7 +214,9 @@ def _is_verb_at(text: str, start: int) -> bool:
             takes_object = after is not None and (
                 after.tag_ in ("DT", "PRP$") or after.lower_ in _OBJECT_PRONOUNS
             )
-            return word.pos_ in ("VERB", "AUX") or takes_object or _opens_note(doc, word)
+            clause = any(c.dep_ in ("aux", "nsubj") for c in word.children)
+            verb = word.pos_ in ("VERB", "AUX") or clause or takes_object
+            return verb or _opens_note(doc, word)
     return False
 
 

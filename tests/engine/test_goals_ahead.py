@@ -270,3 +270,8 @@ def test_reading_cues_parses_no_sentence_when_a_plain_cue_commits(
 
     monkeypatch.setattr("topologies.naming.phrases.load_pipeline", no_parse)
     assert commits("Book club tonight, then I need to call Mum.")
+
+
+def test_book_with_a_subject_is_a_booking_whatever_its_tag() -> None:
+    """The sample's chat of Jonas: the tagger reads this "book" as a noun."""
+    assert commits("Flights to BKK on 18 Dec went up again. Should I just book tonight?")
