@@ -61,7 +61,7 @@ _COMMIT = re.compile(
     r"'ve got to|’ve got to|got to|gotta|am going to|'m going to|’m going to|are going to|"
     r"'re going to|’re going to|plan to|intend to|promised to|agreed to|want to get)|"
     r"need to|needs to|have to|has to|must|going to|plan to|planning to|"
-    r"(?:plan|goal|aim) is to|"
+    r"plan is to|"
     r"to-?do|action items?|follow[- ]up|remind(?:er|ed)?|don't forget|do not forget|"
     r"make sure|deadline|due|sign[- ]?up|signed up|register(?:ed)?|registration|enrol(?:l)?ed|"
     r"book(?:ed|ing)?|reserv(?:ed|ation)|appointment|scheduled|rescheduled|"

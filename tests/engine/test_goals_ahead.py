@@ -211,7 +211,7 @@ def test_a_book_club_is_still_no_booking() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["The plan is to submit on Friday.", "Our goal is to finish the draft by the 12th."]
+    "text", ["The plan is to submit on Friday.", "Our plan is to finish the draft by the 12th."]
 )
 def test_a_plan_stated_as_what_it_is_is_a_commitment(text: str) -> None:
     assert commits(text)
@@ -236,7 +236,7 @@ def test_got_to_with_a_day_ahead_is_an_obligation(text: str, action: str) -> Non
         ("We have a meeting to finalize the budget on Monday.", "finalize the budget"),
     ],
 )
-def test_a_thing_someone_has_to_do_is_a_to_do(text: str, action: str) -> None:
+def test_what_an_appointment_is_for_is_a_to_do(text: str, action: str) -> None:
     assert actions(text) == [action]
 
 
@@ -249,6 +249,31 @@ def test_a_thing_someone_has_to_do_is_a_to_do(text: str, action: str) -> None:
 )
 def test_a_question_about_ones_own_to_do_keeps_it(text: str, action: str) -> None:
     assert actions(text) == [action]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll let you know if I need any assistance with props or anything else.",
+        "I found out I'm allergic, so who knows if I'll ever get a pet.",
+    ],
+)
+def test_a_question_about_what_one_can_or_will_do_is_no_to_do(text: str) -> None:
+    """LoCoMo-10: an offer of one's own and a doubt, no duty."""
+    assert actions(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I haven't had the chance to try scuba diving yet.",
+        "We've got the right attitude to take on the harder things in life.",
+        "Glad to have the opportunity to bond with your pets.",
+    ],
+)
+def test_a_chance_or_an_attitude_one_has_is_no_to_do(text: str) -> None:
+    """LoCoMo-10: what a chance or an attitude is for says what the noun is."""
+    assert actions(text) == []
 
 
 def test_got_to_before_a_thing_that_happened_is_still_a_chance() -> None:

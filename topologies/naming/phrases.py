@@ -726,11 +726,15 @@ _WHETHER_MARKS = wordset("if whether")  # an indirect question: "ask whether we 
 
 
 def _of_the_writer(verb: Any) -> bool:
-    """The clause's subject is the writer or their household: an indirect question about a
-    to-do of their own ("I wonder if I should book the hotel now", "let me know if I should
-    send the deck") keeps it, the answer deciding only when."""
+    """The clause asks whether the writer or their household ought to do a thing: an
+    indirect question about a duty of their own ("I wonder if I should book the hotel
+    now", "let me know if I should send the deck") keeps the to-do, the answer deciding
+    only when; one about what they can or will do ("see if I can find a place", "who knows
+    if I'll ever get a pet", "I'll let you know if I need any assistance") states none."""
     subject = _subject(verb)
-    return subject is not None and subject.lower_ in _WRITER_SUBJECTS
+    if subject is None or subject.lower_ not in _WRITER_SUBJECTS:
+        return False
+    return any(c.dep_ == "aux" and c.lower_ in _OBLIGATION_AUX for c in verb.children)
 
 
 _WRITER_SUBJECTS = wordset("i we")
@@ -820,25 +824,13 @@ def _describes_noun(verb: Any) -> bool:
     """An infinitive that modifies a noun says what the noun is or was ("an incredible
     experience to visit similar streets", "a perfect opportunity to add to our collage"),
     not what anyone means to do; unless the noun is itself an intention or a duty ("a plan
-    to renew my passport", "time to book the flights", "a reminder to pay the rent"), or a
-    thing someone has now ("I have an appointment to renew the passport", "we have a
-    meeting to finalize the budget": what it is for is theirs to do)."""
+    to renew my passport", "time to book the flights", "a reminder to pay the rent", "an
+    appointment to renew the passport")."""
     if verb.dep_ not in ("acl", "relcl") or verb.head.pos_ != "NOUN":
         return False
     if not any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children):
         return False
-    return _lemma(verb.head) not in INTENTION_NOUNS and not _had_now(verb.head)
-
-
-def _had_now(noun: Any) -> bool:
-    """The noun is the object of a present "have" or "have got" ("I have an appointment",
-    "we've got a meeting"), not of one past ("I had a chance to ...")."""
-    owner = noun.head
-    if noun.dep_ != "dobj" or _lemma(owner) not in ("have", "get"):
-        return False
-    if any(c.dep_ == "aux" and _lemma(c) == "have" for c in owner.children):
-        return True  # "we've got a meeting"
-    return _lemma(owner) == "have" and owner.tag_ in ("VB", "VBP", "VBZ")
+    return _lemma(verb.head) not in INTENTION_NOUNS
 
 
 def _thing(obj: Any, names: frozenset[str]) -> tuple[str, str] | None:
