@@ -158,5 +158,11 @@ INTENTION_NOUNS = wordset(
     "plan plans need goal aim intention promise decision reminder task time deadline "
     "commitment duty obligation resolution request order instruction appointment meeting"
 )
+# nouns of a place or an organisation where a thing is done ("the passport renewal office",
+# "the Austria Visa Application Centre"): no kind of the matter a folder holds
+PLACE_WORDS = wordset(
+    "office centre center desk agency department bureau branch shop store clinic station "
+    "hall counter company team group street road avenue"
+)
 # nouns that only say how much ("get a bit of rest", "do a lot"): no thing to act on
 QUANTITY_NOUNS = wordset("bit bits lot lots ton tons bunch couple plenty handful")
