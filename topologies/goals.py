@@ -48,6 +48,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Any
 
 from schemas.graph import Node
 from topologies.lexicon import CALENDAR_WORDS, SOCIAL_FORMULAS, STOPWORDS
@@ -60,6 +61,7 @@ _COMMIT = re.compile(
     r"'ve got to|’ve got to|got to|gotta|am going to|'m going to|’m going to|are going to|"
     r"'re going to|’re going to|plan to|intend to|promised to|agreed to|want to get)|"
     r"need to|needs to|have to|has to|must|going to|plan to|planning to|"
+    r"plan is to|"
     r"to-?do|action items?|follow[- ]up|remind(?:er|ed)?|don't forget|do not forget|"
     r"make sure|deadline|due|sign[- ]?up|signed up|register(?:ed)?|registration|enrol(?:l)?ed|"
     r"book(?:ed|ing)?|reserv(?:ed|ation)|appointment|scheduled|rescheduled|"
@@ -159,26 +161,29 @@ def _commits(text: str) -> bool:
     book with a red cover" or "Harry Potter is my favorite book" is none; and not a cue
     the writer asks the person addressed about: "So, where are you going to stay?" is
     their plan, if any, and no commitment of anyone's (a request, "Can you send ...?",
-    stays one)."""
-    return any(
-        not _asked_of_you(text, cue)
-        and (_NOUN_OR_VERB.fullmatch(cue.group()) is None or _is_verb_at(text, cue.start()))
-        for cue in _COMMIT.finditer(text)
-    )
+    stays one). A word that needs the parse is parsed only when no other cue commits."""
+    cues = [cue for cue in _COMMIT.finditer(text) if not _asked_of_you(text, cue)]
+    plain = [cue for cue in cues if _NOUN_OR_VERB.fullmatch(cue.group()) is None]
+    return bool(plain) or any(_is_verb_at(text, cue.start()) for cue in cues)
 
 
 # the end of a question's words before its cue that make "you" its subject: "are you
 # going to", "do you really need to"
 _YOU_BEFORE = re.compile(r"\byou\s+(?:\w+\s+)?$", re.IGNORECASE)
+# ... unless a modal of request asks it: "Can you remind me to renew the passport?", "could
+# you please register us": what the writer asks the person addressed to do for them
+_REQUEST_BEFORE = re.compile(r"\b(?:can|could|would|will)\s+you\s+(?:\w+\s+)?$", re.IGNORECASE)
 
 
 def _asked_of_you(text: str, cue: re.Match[str]) -> bool:
-    """The cue is in a question, with "you" as its subject ("Are you going to ...?")."""
+    """The cue is in a question, with "you" as its subject ("Are you going to ...?"), and
+    the question asks for their plan, not a favour ("Can you remind me to ...?")."""
     start = max(text.rfind(mark, 0, cue.start()) for mark in ".!?;\n") + 1
     end = min((at for at in (text.find(m, cue.end()) for m in ".!?;\n") if at >= 0), default=-1)
     if end < 0 or text[end] != "?":
         return False
-    return _YOU_BEFORE.search(text[start : cue.start()]) is not None
+    before = text[start : cue.start()]
+    return _YOU_BEFORE.search(before) is not None and _REQUEST_BEFORE.search(before) is None
 
 
 # commitment cues that are nouns as often as verbs: the parse tells which (``_is_verb_at``)
@@ -189,9 +194,13 @@ def _is_verb_at(text: str, start: int) -> bool:
     """The word at ``start`` is a verb in its sentence: by spaCy's part-of-speech tag, or
     as English has it where the small tagger errs on imperatives ("Book the flights" read
     as a name): a noun is never followed directly by an article, a possessive or an object
-    pronoun, a verb takes its object so ("book a table", "book our tickets", "book it").
-    Only the sentence holding the word is parsed, and only for the few cue words that need
-    it, so reading an event's cues stays a matter of regular expressions."""
+    pronoun, a verb takes its object so ("book a table", "book our tickets", "book it"); a
+    word the parse gives a subject or an auxiliary is a verb whatever its tag ("Should I just
+    book tonight?", tagged a noun); and
+    a note opening with the word is an order, whose object a note writes without its
+    article (``_opens_note``). Only the sentence holding the word is parsed, and only for
+    the few cue words that need it, so reading an event's cues stays a matter of regular
+    expressions."""
     from topologies.naming.phrases import load_pipeline  # the parser's module reads goals
 
     for match in _SENTENCE.finditer(text):
@@ -205,8 +214,27 @@ def _is_verb_at(text: str, start: int) -> bool:
             takes_object = after is not None and (
                 after.tag_ in ("DT", "PRP$") or after.lower_ in _OBJECT_PRONOUNS
             )
-            return word.pos_ in ("VERB", "AUX") or takes_object
+            clause = any(c.dep_ in ("aux", "nsubj") for c in word.children)
+            verb = word.pos_ in ("VERB", "AUX") or clause or takes_object
+            return verb or _opens_note(doc, word)
     return False
+
+
+def _opens_note(doc: Any, word: Any) -> bool:
+    """The word opens its sentence (or the text after a "Note:" / "TODO:") and goes on as an
+    order a note writes without articles: a plural ("Book flights to Lisbon", "Book
+    tickets") or a thing and what it is for ("book restaurant for Mum's birthday"). The
+    small tagger reads such a word as a noun, and a name of a thing ("Book club on
+    Thursday", "My book club") goes on otherwise."""
+    before = [t for t in doc[: word.i] if not t.is_space]
+    if before and not (before[-1].is_punct and before[-1].text != ","):
+        return False
+    rest = [t for t in doc[word.i + 1 :] if not t.is_space]
+    if not rest:
+        return False
+    if rest[0].tag_ == "NNS":
+        return True
+    return rest[0].pos_ == "NOUN" and len(rest) > 1 and rest[1].lower_ == "for"
 
 
 _OBJECT_PRONOUNS = frozenset({"it", "me", "us", "them", "him"})
@@ -318,10 +346,11 @@ def _decided(text: str) -> bool:
 CUES_ATTR = "goal_cues"
 # the rules' version the stored cues were read by: bumped whenever the cues read differently
 # (2: social formulas are no commitment nor problem; 3: "book" or "register" as a noun, or a
-# cue asked of "you" in a question, is no commitment); cues of another version are read again
-# when a memory is loaded (``current_cues``), so an upgraded store never scores goals by
-# cues the rules no longer give
-CUES_VERSION = 3
+# cue asked of "you" in a question, is no commitment; 4: a favour asked ("Can you remind me
+# to ...?"), a note opening with "book" ("Book flights") and "the plan is to" are); cues of
+# another version are read again when a memory is loaded (``current_cues``), so an upgraded
+# store never scores goals by cues the rules no longer give
+CUES_VERSION = 4
 
 
 def signals_attr(signals: Signals) -> dict[str, object]:

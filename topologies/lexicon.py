@@ -151,11 +151,18 @@ SOCIAL_FORMULAS = (
 FEELING_VERBS = wordset("appreciate enjoy thank cherish treasure admire")
 # nouns of an intention, a duty or a request: an infinitive after one is what someone means,
 # has or asks to do ("a plan to renew my passport", "time to book the flights", "your
-# request to reprocess a claim"), where after any other noun it only says what the noun is
-# ("an opportunity to add to our collage")
+# request to reprocess a claim", "an appointment to renew the passport": a slot booked for
+# it), where after any other noun it only says what the noun is ("an opportunity to add to
+# our collage")
 INTENTION_NOUNS = wordset(
     "plan plans need goal aim intention promise decision reminder task time deadline "
-    "commitment duty obligation resolution request order instruction"
+    "commitment duty obligation resolution request order instruction appointment meeting"
+)
+# nouns of a place or an organisation where a thing is done ("the passport renewal office",
+# "the Austria Visa Application Centre"): no kind of the matter a folder holds
+PLACE_WORDS = wordset(
+    "office centre center desk agency department bureau branch shop store clinic station "
+    "hall counter company team group street road avenue"
 )
 # nouns that only say how much ("get a bit of rest", "do a lot"): no thing to act on
 QUANTITY_NOUNS = wordset("bit bits lot lots ton tons bunch couple plenty handful")

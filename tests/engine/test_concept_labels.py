@@ -834,3 +834,37 @@ def test_a_thing_keeps_its_name_when_another_folder_has_the_kind_one(
     namer = Namer(minilm, parser)
     used = frozenset({"austria visa application"})
     assert rank_labels(analyses, vectors, namer.embed, used=used)[0][1] == "Austria visa"
+
+
+def test_a_kind_word_only_a_company_writes_is_not_added(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """Two members write "water damage restoration", both inside the names of the firms
+    that come to dry the wall: the folder holds the water damage, not the firms' trade."""
+    texts = [
+        ("Water damage in the bathroom", "Water damage on the ceiling again after the shower."),
+        (
+            "Quote: Berliner Water Damage Restoration",
+            "Berliner Water Damage Restoration can come on Thu to dry the wall.",
+        ),
+        ("Re: water damage", "The landlord says Water Damage Restoration Schmidt will call you."),
+        ("Photos", "Photos of the water damage for the landlord."),
+    ]
+    assert ranked(texts, minilm, parser)[0] == "Water damage"
+
+
+def test_the_place_a_thing_is_done_at_is_no_kind_of_it(
+    minilm: Embedder, parser: PhraseParser
+) -> None:
+    """ "Passport renewal office" is where the renewal is done (the office's own name, and
+    an address, in the first member): the folder holds the passport renewal."""
+    texts = [
+        (
+            "Passport renewal",
+            "Appointment at the Passport Renewal Office Friedrichshain, Frankfurter Allee 35.",
+        ),
+        ("Passport renewal", "Passport renewal office: bring two photos and the old passport."),
+        ("Passport", "The passport expires on 3 Jan."),
+        ("Passport renewal", "Fee for the passport renewal: 70 euro."),
+    ]
+    assert ranked(texts, minilm, parser)[0] == "Passport renewal"

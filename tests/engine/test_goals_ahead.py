@@ -176,3 +176,127 @@ def test_a_plan_asked_of_the_other_is_no_commitment(text: str) -> None:
 )
 def test_a_request_or_the_writers_plan_beside_a_question_stays(text: str) -> None:
     assert commits(text)
+
+
+# Review of the rules above (issue 11): everyday sentences of a goal ahead that they must not
+# drop.
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can you remind me to renew the passport?",
+        "Could you remind me to call the dentist on Monday?",
+        "Can you please register us for the course?",
+    ],
+)
+def test_a_request_put_as_a_question_is_a_commitment(text: str) -> None:
+    assert commits(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Book flights to Lisbon before Friday.",
+        "Note: book restaurant for Mum's birthday.",
+        "Book tickets",
+    ],
+)
+def test_a_note_that_starts_with_book_without_an_article_is_an_arrangement(text: str) -> None:
+    assert commits(text)
+
+
+def test_a_book_club_is_still_no_booking() -> None:
+    assert not commits("My book club meets on Thursday.")
+
+
+@pytest.mark.parametrize(
+    "text", ["The plan is to submit on Friday.", "Our plan is to finish the draft by the 12th."]
+)
+def test_a_plan_stated_as_what_it_is_is_a_commitment(text: str) -> None:
+    assert commits(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("We got to book the venue before the 10th.", "book the venue"),
+        ("We got to get the forms in by Friday.", "get the forms"),
+        ("I got to call the landlord tomorrow.", "call the landlord"),
+    ],
+)
+def test_got_to_with_a_day_ahead_is_an_obligation(text: str, action: str) -> None:
+    assert actions(text) == [action]
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("I have an appointment to renew the passport on 3 Dec.", "renew the passport"),
+        ("We have a meeting to finalize the budget on Monday.", "finalize the budget"),
+    ],
+)
+def test_what_an_appointment_is_for_is_a_to_do(text: str, action: str) -> None:
+    assert actions(text) == [action]
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("I wonder if I should book the hotel now.", "book the hotel"),
+        ("Let me know if I should send the deck.", "send the deck"),
+    ],
+)
+def test_a_question_about_ones_own_to_do_keeps_it(text: str, action: str) -> None:
+    assert actions(text) == [action]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll let you know if I need any assistance with props or anything else.",
+        "I found out I'm allergic, so who knows if I'll ever get a pet.",
+    ],
+)
+def test_a_question_about_what_one_can_or_will_do_is_no_to_do(text: str) -> None:
+    """LoCoMo-10: an offer of one's own and a doubt, no duty."""
+    assert actions(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I haven't had the chance to try scuba diving yet.",
+        "We've got the right attitude to take on the harder things in life.",
+        "Glad to have the opportunity to bond with your pets.",
+    ],
+)
+def test_a_chance_or_an_attitude_one_has_is_no_to_do(text: str) -> None:
+    """LoCoMo-10: what a chance or an attitude is for says what the noun is."""
+    assert actions(text) == []
+
+
+def test_got_to_before_a_thing_that_happened_is_still_a_chance() -> None:
+    assert actions("Last Friday I got to meet the band before the show!") == []
+
+
+def test_a_reminder_put_as_a_question_keeps_its_to_do() -> None:
+    assert actions("Did you remember to book the table?") == ["book the table"]
+
+
+def test_reading_cues_parses_no_sentence_when_a_plain_cue_commits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The parse is the one costly step of reading cues: "book" before "I need to" needs it
+    no more than after."""
+
+    def no_parse() -> None:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr("topologies.naming.phrases.load_pipeline", no_parse)
+    assert commits("Book club tonight, then I need to call Mum.")
+
+
+def test_book_with_a_subject_is_a_booking_whatever_its_tag() -> None:
+    """The sample's chat of Jonas: the tagger reads this "book" as a noun."""
+    assert commits("Flights to BKK on 18 Dec went up again. Should I just book tonight?")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from topologies.lexicon import CALENDAR_WORDS, STOPWORDS
+from topologies.lexicon import CALENDAR_WORDS, PLACE_WORDS, STOPWORDS
 from topologies.naming.activities import (
     MAX_ACTIVITIES,
     ActivityLabel,
@@ -525,24 +525,37 @@ def _kind_word(words: Sequence[str], analyses: Sequence[Analysis]) -> str | None
     member writes after the whole ("the Austria Visa Application Centre"): the kind is then
     the thing's, not a neighbouring one's ("Club run" beside two notes on "the run log"
     stays, as no member writes "club run log"). Names of things count: they are the
-    members' words too."""
+    members' words too; but one member at least writes the kind in words of their own,
+    outside a name ("your visa application"), as a firm's or an office's name says its
+    trade ("Berliner Water Damage Restoration" makes no "Water damage restoration" of a
+    folder on the damage), and a place the thing is done at is no kind of it ("the passport
+    renewal office", ``lexicon.PLACE_WORDS``)."""
     head = words[1]
     writers: Counter[str] = Counter()
+    own: set[str] = set()  # kinds written after the head outside a name
     whole: set[str] = set()
     head_writers = 0
     for analysis in analyses:
-        spans = [p.key.split() for p in (*analysis.phrases, *analysis.named)]
+        common = [p.key.split() for p in analysis.phrases]
+        spans = [*common, *(p.key.split() for p in analysis.named)]
         head_writers += any(head in span for span in spans)
-        writers.update({s[i + 1] for s in spans for i in range(len(s) - 1) if s[i] == head})
+        writers.update(_after(head, spans))
+        own.update(_after(head, common))
         whole.update(s[i + 2] for s in spans for i in range(len(s) - 2) if s[i : i + 2] == words)
     kinds = [
         kind
-        for kind in whole
+        for kind in whole & own
         if writers[kind] >= max(MODIFIER_MEMBERS, MODIFIER_SHARE * head_writers)
         and kind.isalpha()
+        and kind not in PLACE_WORDS
         and zipf(kind) >= LONE_ZIPF
     ]
     return max(kinds, key=lambda k: (writers[k], k)) if kinds else None
+
+
+def _after(head: str, spans: Sequence[Sequence[str]]) -> set[str]:
+    """The words the spans write right after ``head``."""
+    return {s[i + 1] for s in spans for i in range(len(s) - 1) if s[i] == head}
 
 
 def _titled_whole(word: str, stats: _Stats, eligible: Sequence[str]) -> list[str]:

@@ -717,12 +717,27 @@ def _negated_or_conditional(verb: Any) -> bool:
     if verb.dep_ == "xcomp" and any(c.dep_ == "neg" for c in verb.head.children):
         return True  # "we don't need to book the venue"
     marks = {c.lower_ for c in verb.children if c.dep_ == "mark"}
-    if verb.dep_ == "ccomp" and marks & _WHETHER_MARKS:
+    if verb.dep_ == "ccomp" and marks & _WHETHER_MARKS and not _of_the_writer(verb):
         return True  # "let me know if you need help": an offer, whether they need it
     return verb.dep_ == "advcl" and bool(marks & _CONDITION_MARKS)
 
 
 _WHETHER_MARKS = wordset("if whether")  # an indirect question: "ask whether we need ..."
+
+
+def _of_the_writer(verb: Any) -> bool:
+    """The clause asks whether the writer or their household ought to do a thing: an
+    indirect question about a duty of their own ("I wonder if I should book the hotel
+    now", "let me know if I should send the deck") keeps the to-do, the answer deciding
+    only when; one about what they can or will do ("see if I can find a place", "who knows
+    if I'll ever get a pet", "I'll let you know if I need any assistance") states none."""
+    subject = _subject(verb)
+    if subject is None or subject.lower_ not in _WRITER_SUBJECTS:
+        return False
+    return any(c.dep_ == "aux" and c.lower_ in _OBLIGATION_AUX for c in verb.children)
+
+
+_WRITER_SUBJECTS = wordset("i we")
 
 
 def _asks_addressee(verb: Any) -> bool:
@@ -741,8 +756,8 @@ def _asks_addressee(verb: Any) -> bool:
     auxiliaries = [c for c in clause.children if c.dep_ in ("aux", "auxpass")]
     if subject is None and not auxiliaries and _lemma(clause) in NEED_VERBS:
         return True  # "Need any help?", "Want to grab lunch?": "do you" left unsaid
-    if subject is None or subject.lower_ != "you":
-        return False
+    if subject is None or subject.lower_ != "you" or _lemma(clause) in _REMINDING_VERBS:
+        return False  # "Did you remember to book the table?": a reminder, the to-do stays
     if any(_lemma(a) in _QUESTION_AUX or a.lower_ in ("'d", "’d") for a in auxiliaries):
         return True  # "How do you ...", "Are you going to ...", "Where'd you get ..."
     return any(c.tag_ in ("WRB", "WP") and c.lower_ not in ("when",) for c in clause.children)
@@ -753,6 +768,7 @@ def _asks_addressee(verb: Any) -> bool:
 # question word ("how", "where", "what"; not "when": "When can you send it?" asks for a
 # day) any question asks for a fact
 _QUESTION_AUX = wordset("do be have")
+_REMINDING_VERBS = wordset("remember forget")
 
 
 def _chance_taken(verb: Any) -> bool:
@@ -760,11 +776,15 @@ def _chance_taken(verb: Any) -> bool:
     happened: a chance someone had or an obligation met ("I saw some awesome cars and got to
     mess with car mods", "a friend who helped me get this painting published", "I had to
     miss some games"), not an obligation ahead ("I've got to renew my passport", "I have to
-    go to the Bürgeramt") nor help to come ("Can you help me fix the sink?")."""
+    go to the Bürgeramt") nor help to come ("Can you help me fix the sink?"). A "got to"
+    set for a day ahead is the spoken "have got to" ("We got to book the venue before the
+    10th"): an obligation."""
     head = verb.head
     if verb.dep_ not in ("xcomp", "ccomp") or _lemma(head) not in _PAST_OUTCOME_VERBS:
         return False
     if head.tag_ != "VBD":
+        return False
+    if _lemma(head) == "get" and _set_for_a_day(verb):
         return False
     return not any(c.dep_ == "aux" and _lemma(c) == "have" for c in head.children)
 
@@ -772,11 +792,40 @@ def _chance_taken(verb: Any) -> bool:
 _PAST_OUTCOME_VERBS = wordset("get help let have")
 
 
+def _set_for_a_day(verb: Any) -> bool:
+    """The verb's phrase sets it for a day still to come: a deadline ("by Friday", "before
+    the 10th", "until Monday") or a day ahead ("tomorrow", "tonight", "next week")."""
+    return any(
+        (token.dep_ == "prep" and token.lower_ in _DEADLINE_PREPS and _names_a_day(token))
+        or token.lower_ in _AHEAD_WORDS
+        or (token.lower_ == "next" and token.dep_ in ("amod", "det"))
+        for token in verb.subtree
+    )
+
+
+def _names_a_day(prep: Any) -> bool:
+    """The preposition's object is a day ("by Friday", "before the 10th", "until 3 Dec"),
+    not a thing that happens ("before the show": a narrative of what came first)."""
+    return any(
+        t.dep_ == "pobj"
+        and (
+            t.lower_.rstrip(".") in CALENDAR_WORDS or t.text[:1].isdigit() or t.lower_ in _DAY_NOUNS
+        )
+        for t in prep.children
+    )
+
+
+_DEADLINE_PREPS = wordset("by before until till")
+_AHEAD_WORDS = wordset("tomorrow tonight")
+_DAY_NOUNS = wordset("tomorrow tonight weekend week month noon midnight")
+
+
 def _describes_noun(verb: Any) -> bool:
     """An infinitive that modifies a noun says what the noun is or was ("an incredible
     experience to visit similar streets", "a perfect opportunity to add to our collage"),
     not what anyone means to do; unless the noun is itself an intention or a duty ("a plan
-    to renew my passport", "time to book the flights", "a reminder to pay the rent")."""
+    to renew my passport", "time to book the flights", "a reminder to pay the rent", "an
+    appointment to renew the passport")."""
     if verb.dep_ not in ("acl", "relcl") or verb.head.pos_ != "NOUN":
         return False
     if not any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children):
