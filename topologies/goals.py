@@ -6,11 +6,13 @@ calendar entry, a formal email, a chat message):
 
 - **a date ahead**: the event names a date after its own time (a deadline cue such as "by",
   "due", "before" makes it a deadline);
-- **a commitment**: first-person obligation or plan ("I will", "I'll", "we need to", "have to",
-  "must", "going to", "plan to"), an arrangement made (a booking, an appointment, a
-  reservation, a registration, something scheduled or confirmed; "book" and "register" only
-  as verbs: "a book" is something to read), or a request to act ("please confirm", "can you
-  send", "remind me", "don't forget");
+- **a commitment**: first-person obligation, plan or goal ("I will", "I'll", "we need to", "have
+  to", "must", "going to", "plan to", "I hope to", "my goal is to"), an arrangement made (a
+  booking, an appointment, a reservation, a registration, something scheduled or confirmed;
+  "book" and "register" only as verbs: "a book" is something to read), or a request to act
+  ("please confirm", "can you send", "remind me", "don't forget"); not an inference ("that
+  must have taken a lot of skill"), nor what reminds someone ("moments like these remind
+  us");
 - **a problem**: something broken, failing, late, hurting, blocked or complained about, or a
   symptom of the body (swollen, sore, a flare, an injury, a fever). Once is an incident;
   coming back on other days, it is a problem the person keeps returning to.
@@ -48,17 +50,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
 from schemas.graph import Node
 from topologies.lexicon import CALENDAR_WORDS, SOCIAL_FORMULAS, STOPWORDS
 from topologies.text import find_dates
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
 
 MAX_TEXT = 4000  # characters of an event read for cues
 
 _COMMIT = re.compile(
     r"\b(?:(?:i|we)\s*(?:'ll|’ll|will|shall|must|should|need to|needs to|have to|has to|"
     r"'ve got to|’ve got to|got to|gotta|am going to|'m going to|’m going to|are going to|"
-    r"'re going to|’re going to|plan to|intend to|promised to|agreed to|want to get)|"
+    r"'re going to|’re going to|plan to|intend to|hope to|promised to|agreed to|want to get)|"
+    r"(?:my|our) goal (?:is to|of)|"
     r"need to|needs to|have to|has to|must|going to|plan to|planning to|"
     r"to-?do|action items?|follow[- ]up|remind(?:er|ed)?|don't forget|do not forget|"
     r"make sure|deadline|due|sign[- ]?up|signed up|register(?:ed)?|registration|enrol(?:l)?ed|"
@@ -161,10 +168,22 @@ def _commits(text: str) -> bool:
     their plan, if any, and no commitment of anyone's (a request, "Can you send ...?",
     stays one)."""
     return any(
-        not _asked_of_you(text, cue)
-        and (_NOUN_OR_VERB.fullmatch(cue.group()) is None or _is_verb_at(text, cue.start()))
-        for cue in _COMMIT.finditer(text)
+        not _asked_of_you(text, cue) and _cue_holds(text, cue) for cue in _COMMIT.finditer(text)
     )
+
+
+def _cue_holds(text: str, cue: re.Match[str]) -> bool:
+    """The cue word says what English means by it here: "book" or "register" as a verb
+    (``_is_verb_at``), "must" as an obligation (``_obliges``), "remind" as a request
+    (``_asks_to_remind``); any other cue as it is written."""
+    word = cue.group().lower()
+    if _NOUN_OR_VERB.fullmatch(word):
+        return _is_verb_at(text, cue.start())
+    if word.endswith("must"):
+        return _obliges(text, cue.end() - len("must"))
+    if word in ("remind", "reminded"):
+        return _asks_to_remind(text, cue.start())
+    return True
 
 
 # the end of a question's words before its cue that make "you" its subject: "are you
@@ -189,24 +208,78 @@ def _is_verb_at(text: str, start: int) -> bool:
     """The word at ``start`` is a verb in its sentence: by spaCy's part-of-speech tag, or
     as English has it where the small tagger errs on imperatives ("Book the flights" read
     as a name): a noun is never followed directly by an article, a possessive or an object
-    pronoun, a verb takes its object so ("book a table", "book our tickets", "book it").
-    Only the sentence holding the word is parsed, and only for the few cue words that need
-    it, so reading an event's cues stays a matter of regular expressions."""
+    pronoun, a verb takes its object so ("book a table", "book our tickets", "book it")."""
+    word = _word_at(text, start)
+    if word is None:
+        return False
+    after = word.nbor() if word.i + 1 < len(word.doc) else None
+    takes_object = after is not None and (
+        after.tag_ in ("DT", "PRP$") or after.lower_ in _OBJECT_PRONOUNS
+    )
+    return word.pos_ in ("VERB", "AUX") or takes_object
+
+
+def _obliges(text: str, start: int) -> bool:
+    """The "must" at ``start`` is the modal of obligation ("I must renew my passport", "the
+    crown must be cemented", "all authors must have complete profiles"), not an inference
+    about what has happened, its perfect ("That must have taken a lot of skill", "Seeing
+    your old friend must have brought back so many memories") or a guess at a feeling
+    (``_feeling_guessed``), nor the noun or the first
+    part of a compound adjective ("Taking initiative is a must", "a must-visit city"). In
+    LoCoMo-10 chat these made two days of small talk a commitment, and a topic a goal."""
+    if text[start + len("must") : start + len("must") + 1] == "-":
+        return False
+    word = _word_at(text, start)
+    if word is None or word.tag_ != "MD":
+        return False
+    verb = word.head
+    perfect = verb.tag_ == "VBN" and any(
+        aux.lemma_ == "have" and aux.i > word.i for aux in verb.children
+    )
+    return not perfect and not _feeling_guessed(verb)
+
+
+def _feeling_guessed(verb: Token) -> bool:
+    """A "must be" with an adjective of how one feels about a thing guesses at an
+    experience ("imagining how your music affects others must be incredible", "you must be
+    proud"), where an obligation sets a condition ("your passport must be valid for six
+    months")."""
+    from topologies.naming.phrases import EVALUATIVE  # the parser's module reads goals
+
+    return verb.lemma_ == "be" and any(
+        c.dep_ == "acomp" and c.lower_ in EVALUATIVE for c in verb.children
+    )
+
+
+def _asks_to_remind(text: str, start: int) -> bool:
+    """The "remind" at ``start`` asks for a reminder, in its base form: an imperative
+    ("Remind me to call the dentist") or asked of "you" ("Can you remind me ...?"); one
+    that tells what reminds someone ("They always remind me to slow down", "Moments like
+    these remind us ...") or that someone was reminded ("It's good to be reminded to
+    appreciate the small things") reports, and asks nothing. A "reminder" is read as it
+    is written."""
+    word = _word_at(text, start)
+    if word is None or word.tag_ != "VB":
+        return False
+    return all(
+        child.lower_ in ("you", "i", "we")
+        for child in word.children
+        if child.dep_ in ("nsubj", "nsubjpass")
+    )
+
+
+def _word_at(text: str, start: int) -> Token | None:
+    """The token that starts at ``start`` in the parse of its one sentence: only that
+    sentence is parsed, and only for the few cue words that need it, so reading an event's
+    cues stays a matter of regular expressions."""
     from topologies.naming.phrases import load_pipeline  # the parser's module reads goals
 
     for match in _SENTENCE.finditer(text):
         if match.start() <= start < match.end():
             doc = load_pipeline()(match.group(), disable=["ner"])
             at = start - match.start()
-            word = next((t for t in doc if t.idx == at), None)
-            if word is None:
-                return False
-            after = doc[word.i + 1] if word.i + 1 < len(doc) else None
-            takes_object = after is not None and (
-                after.tag_ in ("DT", "PRP$") or after.lower_ in _OBJECT_PRONOUNS
-            )
-            return word.pos_ in ("VERB", "AUX") or takes_object
-    return False
+            return next((t for t in doc if t.idx == at), None)
+    return None
 
 
 _OBJECT_PRONOUNS = frozenset({"it", "me", "us", "them", "him"})
@@ -318,10 +391,11 @@ def _decided(text: str) -> bool:
 CUES_ATTR = "goal_cues"
 # the rules' version the stored cues were read by: bumped whenever the cues read differently
 # (2: social formulas are no commitment nor problem; 3: "book" or "register" as a noun, or a
-# cue asked of "you" in a question, is no commitment); cues of another version are read again
-# when a memory is loaded (``current_cues``), so an upgraded store never scores goals by
-# cues the rules no longer give
-CUES_VERSION = 3
+# cue asked of "you" in a question, is no commitment; 4: an inferring "must", the noun "a
+# must" and a "remind" that reports are no commitment, "I hope to" and "my goal is to" are);
+# cues of another version are read again when a memory is loaded (``current_cues``), so an
+# upgraded store never scores goals by cues the rules no longer give
+CUES_VERSION = 4
 
 
 def signals_attr(signals: Signals) -> dict[str, object]:
