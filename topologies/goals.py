@@ -6,11 +6,13 @@ calendar entry, a formal email, a chat message):
 
 - **a date ahead**: the event names a date after its own time (a deadline cue such as "by",
   "due", "before" makes it a deadline);
-- **a commitment**: first-person obligation or plan ("I will", "I'll", "we need to", "have to",
-  "must", "going to", "plan to"), an arrangement made (a booking, an appointment, a
-  reservation, a registration, something scheduled or confirmed; "book" and "register" only
-  as verbs: "a book" is something to read), or a request to act ("please confirm", "can you
-  send", "remind me", "don't forget");
+- **a commitment**: first-person obligation, plan or goal ("I will", "I'll", "we need to", "have
+  to", "must", "going to", "plan to", "I hope to", "my goal is to"), an arrangement made (a
+  booking, an appointment, a reservation, a registration, something scheduled or confirmed;
+  "book" and "register" only as verbs: "a book" is something to read), or a request to act
+  ("please confirm", "can you send", "remind me", "don't forget"); not an inference ("that
+  must have taken a lot of skill"), nor what reminds someone ("moments like these remind
+  us");
 - **a problem**: something broken, failing, late, hurting, blocked or complained about, or a
   symptom of the body (swollen, sore, a flare, an injury, a fever). Once is an incident;
   coming back on other days, it is a problem the person keeps returning to.
@@ -48,18 +50,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from schemas.graph import Node
 from topologies.lexicon import CALENDAR_WORDS, SOCIAL_FORMULAS, STOPWORDS
 from topologies.text import find_dates
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
 
 MAX_TEXT = 4000  # characters of an event read for cues
 
 _COMMIT = re.compile(
     r"\b(?:(?:i|we)\s*(?:'ll|’ll|will|shall|must|should|need to|needs to|have to|has to|"
     r"'ve got to|’ve got to|got to|gotta|am going to|'m going to|’m going to|are going to|"
-    r"'re going to|’re going to|plan to|intend to|promised to|agreed to|want to get)|"
+    r"'re going to|’re going to|plan to|intend to|hope to|promised to|agreed to|want to get)|"
+    r"(?:my|our) goal (?:is to|of)|"
     r"need to|needs to|have to|has to|must|going to|plan to|planning to|"
     r"plan is to|"
     r"to-?do|action items?|follow[- ]up|remind(?:er|ed)?|don't forget|do not forget|"
@@ -163,8 +169,27 @@ def _commits(text: str) -> bool:
     their plan, if any, and no commitment of anyone's (a request, "Can you send ...?",
     stays one). A word that needs the parse is parsed only when no other cue commits."""
     cues = [cue for cue in _COMMIT.finditer(text) if not _asked_of_you(text, cue)]
-    plain = [cue for cue in cues if _NOUN_OR_VERB.fullmatch(cue.group()) is None]
-    return bool(plain) or any(_is_verb_at(text, cue.start()) for cue in cues)
+    return any(_cue_holds(text, cue) for cue in sorted(cues, key=_needs_parse))
+
+
+def _needs_parse(cue: re.Match[str]) -> bool:
+    """The cue word says what it means only in its sentence's parse (``_cue_holds``)."""
+    word = cue.group().lower()
+    return bool(_NOUN_OR_VERB.fullmatch(word)) or word.endswith("must") or word.startswith("remind")
+
+
+def _cue_holds(text: str, cue: re.Match[str]) -> bool:
+    """The cue word says what English means by it here: "book" or "register" as a verb
+    (``_is_verb_at``), "must" as an obligation (``_obliges``), "remind" as a request
+    (``_asks_to_remind``); any other cue as it is written."""
+    word = cue.group().lower()
+    if _NOUN_OR_VERB.fullmatch(word):
+        return _is_verb_at(text, cue.start())
+    if word.endswith("must"):
+        return _obliges(text, cue.end() - len("must"))
+    if word in ("remind", "reminded"):
+        return _asks_to_remind(text, cue.start())
+    return True
 
 
 # the end of a question's words before its cue that make "you" its subject: "are you
@@ -196,36 +221,90 @@ def _is_verb_at(text: str, start: int) -> bool:
     as a name): a noun is never followed directly by an article, a possessive or an object
     pronoun, a verb takes its object so ("book a table", "book our tickets", "book it"); a
     word the parse gives a subject or an auxiliary is a verb whatever its tag ("Should I just
-    book tonight?", tagged a noun); and
-    a note opening with the word is an order, whose object a note writes without its
-    article (``_opens_note``). Only the sentence holding the word is parsed, and only for
-    the few cue words that need it, so reading an event's cues stays a matter of regular
-    expressions."""
+    book tonight?", tagged a noun); and a note opening with the word is an order, whose
+    object a note writes without its article (``_opens_note``)."""
+    word = _word_at(text, start)
+    if word is None:
+        return False
+    after = word.nbor() if word.i + 1 < len(word.doc) else None
+    takes_object = after is not None and (
+        after.tag_ in ("DT", "PRP$") or after.lower_ in _OBJECT_PRONOUNS
+    )
+    clause = any(c.dep_ in ("aux", "nsubj") for c in word.children)
+    verb = word.pos_ in ("VERB", "AUX") or clause or takes_object
+    return verb or _opens_note(word)
+
+
+def _obliges(text: str, start: int) -> bool:
+    """The "must" at ``start`` is the modal of obligation ("I must renew my passport", "the
+    crown must be cemented", "all authors must have complete profiles"), not an inference
+    about what has happened, its perfect ("That must have taken a lot of skill", "Seeing
+    your old friend must have brought back so many memories") or a guess at a feeling
+    (``_feeling_guessed``), nor the noun or the first
+    part of a compound adjective ("Taking initiative is a must", "a must-visit city"). In
+    LoCoMo-10 chat these made two days of small talk a commitment, and a topic a goal."""
+    if text[start + len("must") : start + len("must") + 1] == "-":
+        return False
+    word = _word_at(text, start)
+    if word is None or word.tag_ != "MD":
+        return False
+    verb = word.head
+    perfect = verb.tag_ == "VBN" and any(
+        aux.lemma_ == "have" and aux.i > word.i for aux in verb.children
+    )
+    return not perfect and not _feeling_guessed(verb)
+
+
+def _feeling_guessed(verb: Token) -> bool:
+    """A "must be" with an adjective of how one feels about a thing guesses at an
+    experience ("imagining how your music affects others must be incredible", "you must be
+    proud"), where an obligation sets a condition ("your passport must be valid for six
+    months")."""
+    from topologies.naming.phrases import EVALUATIVE  # the parser's module reads goals
+
+    return verb.lemma_ == "be" and any(
+        c.dep_ == "acomp" and c.lower_ in EVALUATIVE for c in verb.children
+    )
+
+
+def _asks_to_remind(text: str, start: int) -> bool:
+    """The "remind" at ``start`` asks for a reminder, in its base form: an imperative
+    ("Remind me to call the dentist") or asked of "you" ("Can you remind me ...?"); one
+    that tells what reminds someone ("They always remind me to slow down", "Moments like
+    these remind us ...") or that someone was reminded ("It's good to be reminded to
+    appreciate the small things") reports, and asks nothing. A "reminder" is read as it
+    is written."""
+    word = _word_at(text, start)
+    if word is None or word.tag_ != "VB":
+        return False
+    return all(
+        child.lower_ in ("you", "i", "we")
+        for child in word.children
+        if child.dep_ in ("nsubj", "nsubjpass")
+    )
+
+
+def _word_at(text: str, start: int) -> Token | None:
+    """The token that starts at ``start`` in the parse of its one sentence: only that
+    sentence is parsed, and only for the few cue words that need it, so reading an event's
+    cues stays a matter of regular expressions."""
     from topologies.naming.phrases import load_pipeline  # the parser's module reads goals
 
     for match in _SENTENCE.finditer(text):
         if match.start() <= start < match.end():
             doc = load_pipeline()(match.group(), disable=["ner"])
             at = start - match.start()
-            word = next((t for t in doc if t.idx == at), None)
-            if word is None:
-                return False
-            after = doc[word.i + 1] if word.i + 1 < len(doc) else None
-            takes_object = after is not None and (
-                after.tag_ in ("DT", "PRP$") or after.lower_ in _OBJECT_PRONOUNS
-            )
-            clause = any(c.dep_ in ("aux", "nsubj") for c in word.children)
-            verb = word.pos_ in ("VERB", "AUX") or clause or takes_object
-            return verb or _opens_note(doc, word)
-    return False
+            return next((t for t in doc if t.idx == at), None)
+    return None
 
 
-def _opens_note(doc: Any, word: Any) -> bool:
+def _opens_note(word: Token) -> bool:
     """The word opens its sentence (or the text after a "Note:" / "TODO:") and goes on as an
     order a note writes without articles: a plural ("Book flights to Lisbon", "Book
     tickets") or a thing and what it is for ("book restaurant for Mum's birthday"). The
     small tagger reads such a word as a noun, and a name of a thing ("Book club on
     Thursday", "My book club") goes on otherwise."""
+    doc = word.doc
     before = [t for t in doc[: word.i] if not t.is_space]
     if before and not (before[-1].is_punct and before[-1].text != ","):
         return False
@@ -347,10 +426,12 @@ CUES_ATTR = "goal_cues"
 # the rules' version the stored cues were read by: bumped whenever the cues read differently
 # (2: social formulas are no commitment nor problem; 3: "book" or "register" as a noun, or a
 # cue asked of "you" in a question, is no commitment; 4: a favour asked ("Can you remind me
-# to ...?"), a note opening with "book" ("Book flights") and "the plan is to" are); cues of
-# another version are read again when a memory is loaded (``current_cues``), so an upgraded
-# store never scores goals by cues the rules no longer give
-CUES_VERSION = 4
+# to ...?"), a note opening with "book" ("Book flights") and "the plan is to" are; 5: an
+# inferring "must", the noun "a must" and a "remind" that reports are no commitment, "I hope
+# to" and "my goal is to" are); cues of another version are read again when a memory is
+# loaded (``current_cues``), so an upgraded store never scores goals by cues the rules no
+# longer give
+CUES_VERSION = 5
 
 
 def signals_attr(signals: Signals) -> dict[str, object]:

@@ -300,3 +300,105 @@ def test_reading_cues_parses_no_sentence_when_a_plain_cue_commits(
 def test_book_with_a_subject_is_a_booking_whatever_its_tag() -> None:
     """The sample's chat of Jonas: the tagger reads this "book" as a noun."""
     assert commits("Flights to BKK on 18 Dec went up again. Should I just book tonight?")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Impressive! That must have taken a lot of skill and determination.",
+        "Seeing your old friend must have brought back so many memories.",
+        "Taking initiative is a must if you wanna achieve your goals.",
+        "Barcelona is a must-visit city! Definitely add it to your travel list!",
+        "Wow, imagining how your music affects others must be incredible!",
+        "That must be fun for the kids.",
+    ],
+)
+def test_must_that_infers_or_names_is_no_obligation(text: str) -> None:
+    assert not commits(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I must renew my passport before the flight.",
+        "The crown must be cemented before we fly.",
+        "All authors must have complete OpenReview profiles.",
+        "Your passport must be valid for at least six months after entry.",
+        "Must renew passport before Friday.",
+    ],
+)
+def test_must_that_obliges_stays_a_commitment(text: str) -> None:
+    assert commits(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Turtles always remind me to slow down and appreciate the small things in life.",
+        "Moments like these remind us of the beauty of life, even during tough times.",
+        "Thanks. It's good to be reminded to appreciate the small things.",
+        "It got me thinking and reminded me how important relationships are in this biz.",
+    ],
+)
+def test_what_reminds_someone_asks_for_no_reminder(text: str) -> None:
+    assert not commits(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Remind me to call the dentist.", "Remind the team about the demo.", "Reminder: rent"],
+)
+def test_a_reminder_asked_for_stays_a_commitment(text: str) -> None:
+    assert commits(text)
+
+
+def test_what_a_thing_will_do_is_no_to_do() -> None:
+    text = "Cool! I hope the new devices will improve your skill and you will play even better!"
+    assert actions(text) == []
+
+
+def phrases(text: str) -> set[str]:
+    (analysis,) = PhraseParser().analyse([("", text, frozenset({"dave"}))])
+    return {phrase.text for phrase in analysis.phrases}
+
+
+def test_the_verb_after_a_subject_of_two_nouns_names_nothing() -> None:
+    found = phrases("No problem, Dave. Your enthusiasm and hard work show in everything you do.")
+    assert not found & {"show", "work show", "hard work show"}
+
+
+@pytest.mark.parametrize(
+    ("text", "noun"),
+    [("Coffee and cake at 3.", "cake"), ("Your flights and a show in Boston.", "show")],
+)
+def test_a_heading_of_two_things_keeps_its_nouns(text: str, noun: str) -> None:
+    assert noun in phrases(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My goal is to give kids a loving home.",
+        "This is a big move towards my goal of having a family.",
+        "I hope to build my own family and put a roof over kids who haven't had that before.",
+    ],
+)
+def test_a_goal_the_writer_states_is_a_commitment(text: str) -> None:
+    assert commits(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks! It feels good to use my skills to make a difference.",
+        "It's great to be part of this organization and work with such passionate people.",
+    ],
+)
+def test_how_a_doing_feels_is_no_to_do(text: str) -> None:
+    assert actions(text) == []
+
+
+def test_a_doing_said_to_be_necessary_stays_a_to_do() -> None:
+    assert actions("It's important to renew the passport before the trip.") == [
+        "renew the passport before the trip"
+    ]

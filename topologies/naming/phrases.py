@@ -78,6 +78,8 @@ EVALUATIVE = wordset(
     "brilliant epic insane fine glad proud grateful thankful sorry huge tiny little big "
     "interesting important special fave"
 )
+# adjectives of necessity: "it is important to renew the passport" states a duty
+NECESSITY_ADJECTIVES = wordset("important necessary essential vital crucial")
 NEED_VERBS = frozenset({"need", "want", "require"})  # "need a new passport" -> "get ..."
 _MODAL = re.compile(
     r"\b(need to|needs to|have to|has to|must|should|got to|gotta|going to|plan to|want to|"
@@ -467,6 +469,8 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
     head = chunk.root
     if head.pos_ != "NOUN" or not _keepable(head, names):
         return []  # a folder is named for a topic: a common noun, perhaps with a proper modifier
+    if _verb_of_joined_subject(head):
+        return []  # "Your enthusiasm and hard work show in everything": no "work show"
     run: list[Any] = []
     for token in chunk:
         if token.i > head.i:
@@ -505,6 +509,36 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
             )
         )
     return out
+
+
+def _verb_of_joined_subject(token: Any) -> bool:
+    """The noun the parse joined to a sentence's root noun is the sentence's verb: a
+    sentence has one, and after a subject of two nouns joined by "and" the verb is in its
+    base form, which English writes as many nouns are ("Your enthusiasm and hard work show
+    in everything you do": the parse read a verbless "enthusiasm and hard work show", and
+    an intent was "Follow up on the work show"). Read so when the last of the two is a
+    base form of an English verb with a preposition after it, where a noun ending the
+    subject would need a verb first; and the first noun says whose or which it is, as a
+    subject does, while the last says it of neither: a heading of two things keeps its
+    nouns ("Coffee and cake at 3", "Flights and a show in Boston")."""
+    from lemminflect import getAllLemmas
+
+    head = token.head
+    if token.dep_ != "conj" or head.dep_ != "ROOT" or head.pos_ not in ("NOUN", "PROPN"):
+        return False
+    if not any(c.dep_ == "cc" and c.lower_ == "and" for c in head.children):
+        return False
+    if not _determined(head) or _determined(token):
+        return False
+    after = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
+    if after is None or after.pos_ != "ADP":
+        return False
+    return token.lower_ in getAllLemmas(token.lower_, upos="VERB").get("VERB", ())
+
+
+def _determined(noun: Any) -> bool:
+    """The noun has a determiner or a possessive ("the", "your")."""
+    return any(c.dep_ in ("det", "poss") for c in noun.children)
 
 
 def _object_text(token: Any) -> tuple[str, str]:
@@ -820,6 +854,39 @@ _AHEAD_WORDS = wordset("tomorrow tonight")
 _DAY_NOUNS = wordset("tomorrow tonight weekend week month noon midnight")
 
 
+def _a_things_doing(verb: Any) -> bool:
+    """A verb whose subject is a thing, a common noun, tells what the thing does or will do
+    ("I hope the new devices will improve your skill"), not what anyone means to do: a
+    to-do's doer is the person, in the imperative or as "I", "we" or "you". A thing the
+    verb is done to is its passive subject ("the crown must be cemented"), read apart; a
+    heading before a colon is none ("Service: apply for a passport")."""
+    subject = _subject(verb)
+    if subject is None or subject.dep_ != "nsubj" or subject.pos_ != "NOUN":
+        return False
+    return not any(t.is_punct for t in verb.doc[subject.i + 1 : verb.i])
+
+
+def _doing_evaluated(verb: Any) -> bool:
+    """An infinitive after "it is" or "it feels" and an adjective of how one feels about it
+    is the sentence's subject, put last: it says how a doing feels or felt ("It feels good
+    to use my skills", "It's great to be part of this organization and work with such
+    passionate people"), not what anyone means to do; an adjective of necessity makes it a
+    duty ("It's important to renew the passport")."""
+    clause = verb
+    while clause.dep_ == "conj" and _subject(clause) is None and clause.head is not clause:
+        clause = clause.head  # "... and work with such passionate people"
+    if clause.dep_ != "xcomp" or not any(c.lower_ == "to" for c in clause.children):
+        return False
+    head = clause.head
+    subject = _subject(head)
+    if subject is None or subject.lower_ != "it":
+        return False
+    return any(
+        c.dep_ == "acomp" and c.lower_ in EVALUATIVE and c.lower_ not in NECESSITY_ADJECTIVES
+        for c in head.children
+    )
+
+
 def _describes_noun(verb: Any) -> bool:
     """An infinitive that modifies a noun says what the noun is or was ("an incredible
     experience to visit similar streets", "a perfect opportunity to add to our collage"),
@@ -924,6 +991,8 @@ def _actions(doc: Any, names: frozenset[str], in_title: bool) -> list[Action]:
             continue  # "not to go on a long-haul trip", "before you go": no to-do
         if _asks_addressee(verb) or _describes_noun(verb) or _chance_taken(verb):
             continue  # "How do you manage your time?", "an experience to visit ...": no to-do
+        if _a_things_doing(verb) or _doing_evaluated(verb):
+            continue  # "the new devices will improve your skill", "it feels good to use ..."
         for obj, prep in _objects(verb):
             action = _action(verb, obj, prep, names, in_title)
             if action is not None:
