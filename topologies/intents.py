@@ -125,6 +125,7 @@ from topologies.memory import TOPIC, TenantMemory
 from topologies.naming import Namer, next_naming, redate, with_deadline
 from topologies.naming.phrases import is_own
 from topologies.naming.titles import held_on
+from topologies.node_memo import NodeMemo
 from topologies.scope import FoldScope
 from topologies.text import DateMention, find_dates
 
@@ -147,6 +148,7 @@ MAX_DROPPED = 8
 MAX_GOAL_DATES = 8  # dates read from one event's words for the goal's date
 MIN_NAMING = 2  # events naming a day ahead that make it a date the goal keeps pointing at
 MAX_NOTES = 20
+GOAL_DATES = "goal_dates"  # memory.node_memo: the dates an event's words name
 
 CLUSTER_EDGES = frozenset(
     {EdgeKind.RELATED_TO, EdgeKind.CAUSES, EdgeKind.PART_OF, EdgeKind.TRIGGERS}
@@ -576,12 +578,12 @@ class IntentEmergence:
             if anchor is not None and anchor >= now:
                 found[other] = node
         latest = [graph.node(e) for e in _first_among(ordered, own, MAX_TIME_SCAN)]
-        naming, cued = _days_named(latest, now)
+        naming, cued = _days_named(latest, now, memory.node_memo)
         firsts: dict[date, tuple[float, int]] = {}  # anchors of one day share it: read once
 
         def first_named(day: date) -> tuple[float, int]:
             if day not in firsts:
-                firsts[day] = _first_named(graph, naming.get(day, ()), day)
+                firsts[day] = _first_named(graph, naming.get(day, ()), day, memory.node_memo)
             return firsts[day]
 
         def rank(node: Node) -> tuple[int, int, tuple[float, int], float, str]:
@@ -645,11 +647,12 @@ class IntentEmergence:
         current, day = _day(intent), _day(ranked[0])
         if day == current:
             return False
-        if not _days_named([memory.graph.node(e) for e in recent], now)[0].get(day):
+        recent_nodes = [memory.graph.node(e) for e in recent]
+        if not _days_named(recent_nodes, now, memory.node_memo)[0].get(day):
             return False  # a planner's deadline, no text's
         goal = events | self._intent_evidence(memory, intent.id)
         about = self._latest_speaking_of(memory, goal, intent, now) or goal
-        named, cued = _days_named(self._latest(memory, about, now), now)
+        named, cued = _days_named(self._latest(memory, about, now), now, memory.node_memo)
         beats = len(named.get(day, ())) > len(named.get(current, ()))
         return not (beats and (day in cued or current not in cued))
 
@@ -871,7 +874,7 @@ class IntentEmergence:
         what the goal is due by), not a later date of the same theme that nothing is due by
         (the launch after the review the goal was for), unless an event says the date was
         moved."""
-        _, cued = _days_named(self._latest(memory, own, now), now)
+        _, cued = _days_named(self._latest(memory, own, now), now, memory.node_memo)
         return [node for node in deadlines if _day(node) in cued]
 
     def _goes_on(
@@ -883,7 +886,8 @@ class IntentEmergence:
         goal goes on (the passport in hand before the flight, the ceiling repaired)."""
         graph = memory.graph
         own = {*cluster.events.get(cluster.seed, ()), *direct}
-        naming, cued = _days_named(self._latest(memory, own, scope.now), scope.now)
+        latest = self._latest(memory, own, scope.now)
+        naming, cued = _days_named(latest, scope.now, memory.node_memo)
         today = scope.now.date()
         for day, events in naming.items():
             if day <= today:
@@ -1124,6 +1128,9 @@ def _dates_in(text: str, ts: datetime) -> tuple[DateMention, ...]:
     return tuple(find_dates(text, ts, limit=MAX_GOAL_DATES))
 
 
+NamedDate = tuple[datetime, date, bool]  # a date named, its day, after a deadline cue
+
+
 @dataclass
 class FoldReads:
     """What one ``emerge`` call reads more than once: the evidence of intents
@@ -1160,38 +1167,49 @@ def _named_days(
     return _days_named(newest_first(graph, events, now)[:MAX_TIME_SCAN], now)
 
 
-def _days_named(latest: Iterable[Node], now: datetime) -> tuple[dict[date, set[str]], set[date]]:
-    """``_named_days`` of the latest events (newest first, at most ``MAX_TIME_SCAN``)."""
+def _days_named(
+    latest: Iterable[Node], now: datetime, memo: NodeMemo | None = None
+) -> tuple[dict[date, set[str]], set[date]]:
+    """``_named_days`` of the latest events (newest first, at most ``MAX_TIME_SCAN``). With a
+    ``memo`` (``memory.node_memo``) each event's dates are read once per version of it: a
+    goal's latest events are read again at every reinforcement."""
     naming: dict[date, set[str]] = {}
     cued: set[date] = set()
     for node in latest:
-        if node.ts is None:
-            continue
-        text = f"{node.title}\n{node.text}"[:MAX_TEXT]
-        for mention in _dates_in(text, node.ts):
-            if mention.when < now:
+        dates = _named_dates(node) if memo is None else memo.get(GOAL_DATES, node, _named_dates)
+        for when, day, deadline in dates:
+            if when < now:
                 continue
-            day = mention.when.date()
             naming.setdefault(day, set()).add(node.id)
-            if mention.deadline:
+            if deadline:
                 cued.add(day)
     return naming, cued
 
 
-def _first_named(graph: MemoryGraph, events: Iterable[str], day: date) -> tuple[float, int]:
+def _named_dates(node: Node) -> tuple[NamedDate, ...]:
+    """The dates an event's words name (``_dates_in`` of its title and body), each with its
+    day and whether a deadline cue precedes it; none for an event without a time."""
+    if node.ts is None:
+        return ()
+    text = f"{node.title}\n{node.text}"[:MAX_TEXT]
+    return tuple((m.when, m.when.date(), m.deadline) for m in _dates_in(text, node.ts))
+
+
+def _first_named(
+    graph: MemoryGraph, events: Iterable[str], day: date, memo: NodeMemo | None = None
+) -> tuple[float, int]:
     """When a day was first named among events: the time of the earliest that names it, and
     where in its words (the how-many-th date it writes). A goal's date is set with the goal
     and its steps come after it, in the stream and in one event's words: the registration
     names "Spreeufer 10k, Sun 29 Nov" in its title and the bib pickup on Sat 28 Nov in its
-    body."""
+    body. ``memo``: as ``_days_named``'s."""
     nodes = [n for e in events if (n := graph.get(e)) is not None and n.ts is not None]
     if not nodes:
         return math.inf, 0
     first = min(nodes, key=lambda n: (n.ts or n.created_at, n.id))
     assert first.ts is not None
-    text = f"{first.title}\n{first.text}"[:MAX_TEXT]
-    mentions = _dates_in(text, first.ts)
-    at = next((i for i, m in enumerate(mentions) if m.when.date() == day), len(mentions))
+    dates = _named_dates(first) if memo is None else memo.get(GOAL_DATES, first, _named_dates)
+    at = next((i for i, named in enumerate(dates) if named[1] == day), len(dates))
     return first.ts.timestamp(), at
 
 

@@ -6,13 +6,14 @@ answer."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from fold_helpers import ScriptedPlanner
 from test_goal_steps import event, stored
 
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
+from topologies import intents
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
@@ -231,3 +232,41 @@ def test_a_forgotten_events_place_is_not_kept() -> None:
     with memory.transaction():
         memory.graph.remove_node(ids[0])
     assert ids[0] not in memory.event_order  # nothing read from it stays behind
+
+
+def test_the_days_an_event_names_are_read_once_and_again_when_it_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A goal's latest events are read for the days they name at every reinforcement: each
+    event's words once per version of it; a revision that names another day is read again."""
+    memory, ids = goal_memory(1)
+    graph = memory.graph
+    with memory.transaction():
+        graph.update_node(ids[0], text="The crown is fitted on Wed 18 Nov")
+    read: list[str] = []
+    dates_in = intents._dates_in
+    monkeypatch.setattr(
+        intents, "_dates_in", lambda text, ts: read.append(text) or dates_in(text, ts)
+    )
+    for _ in range(3):
+        named, _cued = intents._days_named([graph.node(ids[0])], NOW, memory.node_memo)
+        assert set(named) == {date(2026, 11, 18)}
+    assert len(read) == 1
+    with memory.transaction():
+        graph.update_node(ids[0], text="The crown is fitted on Fri 20 Nov")
+    named, _cued = intents._days_named([graph.node(ids[0])], NOW, memory.node_memo)
+    assert set(named) == {date(2026, 11, 20)} and len(read) == 2
+
+
+def test_an_open_goals_title_is_parsed_for_its_object_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An open goal's title is asked for its object at each of its reinforcements: its parse
+    is read once per title, and another title is read for its own object."""
+    names = Namer(None, PhraseParser())
+    parsed: list[str] = []
+    title_doc = names._title_doc
+    monkeypatch.setattr(names, "_title_doc", lambda title: parsed.append(title) or title_doc(title))
+    assert [names.title_object(TOOTH) for _ in range(3)] == ["tooth"] * 3
+    assert names.title_object("Repair the bathroom ceiling") == "ceiling"
+    assert parsed == [TOOTH, "Repair the bathroom ceiling"]

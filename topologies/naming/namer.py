@@ -98,6 +98,7 @@ MAX_MEMBERS = 8  # events read per naming: the most central ones
 MAX_SCAN = 200  # predecessors of a concept read to find its members
 SIBLINGS = 6  # nearest other concepts whose labels a new label must differ from
 VECTOR_CACHE = 4096
+OBJECT_CACHE = 4096  # titles whose object is kept (``Namer.title_object``)
 EVIDENCE = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 GROWTH = 2.0  # a concept is renamed when its member count has doubled
 MAX_TARGET_TITLE_WORDS = 12  # an action and its target stay a to-do item
@@ -192,6 +193,7 @@ class Namer:
         self.embedder = embedder
         self.parser = parser if parser is not None else shared_parser()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._objects: dict[str, str] = {}  # title -> ``title_object``: asked at every fold
         self.namings = 0
         self.cpu_seconds = 0.0  # process CPU time spent naming (for cost reports)
 
@@ -711,7 +713,17 @@ class Namer:
     def title_object(self, title: str) -> str:
         """The lemma of the head of what the title's action is done to ("ceiling" in "Repair the
         bathroom ceiling", "forecast" in "Prepare for the Lisbon spend forecast"): the last noun
-        of the first run of nouns and modifiers; "" when it has none."""
+        of the first run of nouns and modifiers; "" when it has none. Read once per title:
+        an open goal's title is asked for its object at each of its reinforcements."""
+        head = self._objects.get(title)
+        if head is None:
+            if len(self._objects) >= OBJECT_CACHE:
+                self._objects.clear()
+            head = self._objects[title] = self._head_of(title)
+        return head
+
+    def _head_of(self, title: str) -> str:
+        """``title_object`` of a title, read from its parse."""
         head = ""
         for token in list(self._title_doc(title))[1:]:
             if token.pos_ in ("NOUN", "PROPN"):
