@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from schemas.intents import IntentStatus
+from schemas.intents import IntentStatus, title_without_deadline
 
 
 class NodeKind(StrEnum):
@@ -111,9 +111,33 @@ class Node(BaseModel):
 
     @property
     def embed_text(self) -> str:
-        if self.title and self.text and self.text != self.title:
-            return f"{self.title}\n{self.text}"
-        return self.title or self.text
+        """Everything the node says: its title, then its text (what is read and quoted)."""
+        return node_text(self.title, self.text)
+
+    @property
+    def vector_text(self) -> str:
+        """What the node's vector encodes (``vector_text``)."""
+        return vector_text(self.kind, self.title, self.text)
+
+
+def node_text(title: str, text: str) -> str:
+    """A node's title, then its text unless it only repeats the title."""
+    if title and text and text != title:
+        return f"{title}\n{text}"
+    return title or text
+
+
+def vector_text(kind: NodeKind, title: str, text: str) -> str:
+    """What a node of this kind is searched for by, and so what its vector encodes.
+
+    An intent is found by its goal: the events of its theme and a person's questions ask
+    about what is to be done, not about the running account of its evidence. Its vector is
+    its title without the "(by 18 Dec)" deadline, so it stays put while evidence arrives and
+    its deadline moves, and changes only when the goal is renamed. Every other kind is
+    found by all it says."""
+    if kind == NodeKind.INTENT and title:
+        return title_without_deadline(title)
+    return node_text(title, text)
 
 
 class Edge(BaseModel):

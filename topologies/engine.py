@@ -671,6 +671,7 @@ class FoldEngine:
         scope.touch(node_id)
         try:
             with memory.transaction() as changes:  # any exception rolls the whole fold back
+                self.executor.current_intent_vectors(memory)
                 record_access(memory, context, now)
                 self.executor.apply(memory, plan, scope, bounds)
                 self.facts.apply(memory, scope, event)

@@ -16,7 +16,15 @@ import numpy as np
 import structlog
 
 from schemas.errors import PlanRejectedError
-from schemas.graph import EDGE_PRIOR_WEIGHT, EDGE_RULES, Edge, EdgeKind, Node, NodeKind
+from schemas.graph import (
+    EDGE_PRIOR_WEIGHT,
+    EDGE_RULES,
+    Edge,
+    EdgeKind,
+    Node,
+    NodeKind,
+    vector_text,
+)
 from schemas.intents import IntentStatus, can_transition
 from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, RemoveNode, UpdateNode, UpdatePlan
 from topologies import topics
@@ -33,6 +41,13 @@ log = structlog.get_logger(__name__)
 
 _PREFIX = {NodeKind.CONCEPT: "c", NodeKind.FACT: "f", NodeKind.INTENT: "i", NodeKind.TIME: "t"}
 EVIDENCE_EDGES = (EdgeKind.GROUNDS, EdgeKind.REINFORCES, EdgeKind.DERIVED_FROM)
+INTENT_VECTORS_KEY = "intent_vectors"
+# what the stored intent vectors encode (``schemas.graph.vector_text``): 1 an intent's title and
+# description, 2 its goal (the title without its deadline); a memory whose intents were
+# embedded by another version has them embedded again at its next fold
+# (``PlanExecutor.current_intent_vectors``), so an upgraded store searches its old intents
+# and its new ones by the same thing
+INTENT_VECTORS_VERSION = 2
 
 
 def time_node_id(tenant: str, anchor: datetime) -> str:
@@ -59,6 +74,25 @@ class PlanExecutor:
     def __init__(self, embedder: Embedder, config: EngineConfig) -> None:
         self.embedder = embedder
         self.config = config
+
+    def current_intent_vectors(self, memory: TenantMemory) -> int:
+        """Embed again the intents of a memory stored when an intent's vector encoded
+        something else than it does today, and record the version (inside the fold's
+        transaction, so the store and a Kafka changelog keep both); the number embedded."""
+        if memory.meta.get(INTENT_VECTORS_KEY) == INTENT_VECTORS_VERSION:
+            return 0
+        index = memory.index(NodeKind.INTENT)
+        stale = sorted(
+            (node for node in memory.graph.nodes(NodeKind.INTENT) if node.id in index),
+            key=lambda node: node.id,
+        )
+        if stale:
+            matrix = self.embedder.embed([node.vector_text for node in stale])
+            for node, vector in zip(stale, matrix, strict=True):
+                index.upsert(node.id, vector)
+            log.info("intent_vectors_upgraded", tenant=memory.tenant, intents=len(stale))
+        memory.set_meta(INTENT_VECTORS_KEY, INTENT_VECTORS_VERSION)
+        return len(stale)
 
     # ------------------------------------------------------------- validation
     def validate(
@@ -234,7 +268,7 @@ class PlanExecutor:
         adds = [op for op in plan.ops if isinstance(op, AddNode) and op.kind != NodeKind.TIME]
         if not adds:
             return {}
-        matrix = self.embedder.embed([_node_text(op.title, op.text) for op in adds])
+        matrix = self.embedder.embed([vector_text(op.kind, op.title, op.text) for op in adds])
         return {op.ref: matrix[i] for i, op in enumerate(adds)}
 
     def _resolve(self, memory: TenantMemory, scope: FoldScope, ref: str) -> str:
@@ -356,16 +390,16 @@ class PlanExecutor:
             scope.intent_changed(node_id, node.status)
             changes["status"] = op.status
         updated = memory.graph.update_node(node_id, **changes)
-        # re-embedded only when what is embedded changed (an intent restating its title and
-        # text keeps its vector: one model call per reinforcement saved)
+        # re-embedded only when what its vector encodes changed (an intent whose description
+        # grows or whose deadline moves keeps its vector: a model call per reinforcement saved)
         index = memory.indexes.get(updated.kind.value)
         renamed = op.title is not None or op.text is not None
         if (
             renamed
             and index is not None
-            and (updated.embed_text != node.embed_text or node_id not in index)
+            and (updated.vector_text != node.vector_text or node_id not in index)
         ):
-            index.upsert(node_id, self.embedder.embed([updated.embed_text])[0])
+            index.upsert(node_id, self.embedder.embed([updated.vector_text])[0])
         scope.touch(node_id)
 
     @staticmethod
@@ -522,10 +556,6 @@ class PlanExecutor:
         scope.created.discard(absorbed)
         scope.reinforced.discard(absorbed)
         scope.touch(keep)
-
-
-def _node_text(title: str, text: str) -> str:
-    return f"{title}\n{text}" if text and text != title else title
 
 
 def cosine(a: Vector, b: Vector) -> float:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from schemas.errors import PlanRejectedError
-from schemas.graph import EdgeKind, NodeKind
+from schemas.graph import EdgeKind, NodeKind, vector_text
 from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, RemoveNode, UpdateNode, UpdatePlan
 from topologies.config import PlanBoundsConfig
 from topologies.embedding import Embedder
@@ -206,12 +206,11 @@ class BoundsCheck:
             return self._vectors[ref]
         if ref in self.new_nodes:
             op = self.new_nodes[ref]
-            text = f"{op.title}\n{op.text}" if op.text and op.text != op.title else op.title
-            vector = self.embedder.embed([text])[0]
+            vector = self.embedder.embed([vector_text(op.kind, op.title, op.text)])[0]
         else:
             node = self.memory.graph.node(ref)
             stored = self.memory.vector(node.id)
-            vector = stored if stored is not None else self.embedder.embed([node.embed_text])[0]
+            vector = stored if stored is not None else self.embedder.embed([node.vector_text])[0]
         self._vectors[ref] = vector
         return vector
 

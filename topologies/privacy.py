@@ -471,7 +471,7 @@ def _reembed(memory: TenantMemory, node_id: str, embedder: Embedder | None) -> N
     if embedder is None:
         index.remove(node_id)
     else:
-        index.upsert(node_id, embedder.embed([node.embed_text])[0])
+        index.upsert(node_id, embedder.embed([node.vector_text])[0])
 
 
 MIN_QUOTE = 4  # shorter titles are not searched for: they would mask ordinary words

@@ -9,7 +9,7 @@ import pytest
 
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
-from schemas.intents import IntentStatus
+from schemas.intents import IntentStatus, title_without_deadline
 from stream_app.embedded.store import EmbedderMismatchError, StaleTenantError, Store
 from stream_app.hub import Checkpoint, Hub
 from stream_app.outbox.table import Outbox
@@ -182,6 +182,25 @@ async def test_intent_status_change_persists(sample_dir: Path) -> None:
         assert store.intent_counts("alice").get("resolved") == resolved + 1
         assert Outbox(store).unpublished() == []
     assert '"resolved"' in settings.intents_path.read_text().splitlines()[-1]
+
+
+def test_a_reloaded_store_gives_each_intent_the_vector_of_its_goal(sample_dir: Path) -> None:
+    """An intent's stored vector is a function of the intent as stored (its goal, the title
+    without its deadline): an index rebuilt from the stored nodes gives the same vectors."""
+    settings = app_settings(sample_dir)
+    embedder = HashingEmbedder(256)
+    with Store(settings.db_path) as store:
+        store.bind_embedder(embedder.model_id, 256)
+        first, _ = store.load_tenant("alice", 256)
+        again, _ = store.load_tenant("alice", 256)
+    intents = list(first.graph.nodes(NodeKind.INTENT))
+    assert intents
+    for intent in intents:
+        stored = first.index(NodeKind.INTENT).get(intent.id)
+        assert stored is not None
+        assert np.array_equal(stored, again.index(NodeKind.INTENT).get(intent.id))
+        goal = embedder.embed([title_without_deadline(intent.title)])[0]
+        assert np.allclose(stored, goal, atol=1e-6), intent.title
 
 
 def test_hashing_embedder_is_what_the_tests_use() -> None:
