@@ -99,11 +99,27 @@ async def test_nothing_fresh_nothing_written(embedder: HashingEmbedder) -> None:
     assert set(again.changes.nodes) <= {n.id for n in _schemas(memory)}  # behaviour attrs only
 
 
-async def test_budget_is_respected(embedder: HashingEmbedder) -> None:
+async def test_a_night_out_of_time_still_induces_its_largest_cluster(
+    embedder: HashingEmbedder,
+) -> None:
+    """A budget spent before the first cluster (a loaded machine): one cluster, no more."""
     eng, memory = await _folded(embedder)
     report = run_nightly(eng, memory, eng.stream_now(memory), budget_s=0.0)
-    assert report.truncated and report.clusters_done == 0
-    assert memory.graph.count(NodeKind.CONCEPT) == 0
+    assert report.truncated and report.clusters == 3 and report.clusters_done == 1
+    assert len(report.schemas_created) == 1 and len(_schemas(memory)) == 1
+    assert report.core_created == []  # the sweeper waits for a night with time left
+    assert memory.meta[LAST_RUN_KEY]["truncated"] is True
+
+
+async def test_nights_out_of_time_resume_until_every_cluster_is_induced(
+    embedder: HashingEmbedder,
+) -> None:
+    eng, memory = await _folded(embedder, core=False)
+    nights = [run_nightly(eng, memory, eng.stream_now(memory), budget_s=0.0) for _ in range(4)]
+    assert [n.clusters for n in nights] == [3, 2, 1, 0]
+    assert [n.clusters_done for n in nights] == [1, 1, 1, 0]
+    assert [n.truncated for n in nights] == [True, True, False, False]
+    assert len(_schemas(memory)) == 3 and memory.graph.count(NodeKind.INTENT) == 1
 
 
 async def test_failure_rolls_back_the_whole_night(

@@ -8,7 +8,9 @@ before the transaction, so no await happens while it is open) both return a
 1. fresh facts (FACT nodes not yet evidence of any CONCEPT or INTENT) -> two-stage DBSCAN;
 2. per cluster, largest first, until the time budget is spent: induction actions -> one
    UpdatePlan validated and applied by the engine's PlanExecutor (a plan the executor rejects
-   falls back to the deterministic inductor's plan, then to nothing);
+   falls back to the deterministic inductor's plan, then to nothing). The first cluster is
+   always induced, even when clustering spent the whole budget (a slow or loaded machine):
+   every night makes progress, and the next one continues with the facts left;
 3. if the tenant opted in to core schemas and time is left: the cross-domain sweeper.
 
 The graph is extended, never rebuilt: a later night sees the schemas of the earlier ones
@@ -18,6 +20,7 @@ The graph is extended, never rebuilt: a later night sees the schemas of the earl
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,7 +33,7 @@ from schemas.graph import EdgeKind, NodeKind
 from schemas.intents import IntentMessage
 from schemas.plans import AddEdge, AddNode, PlanOp, UpdatePlan
 from topologies.engine import FoldEngine
-from topologies.memory import ChangeSet, TenantMemory
+from topologies.memory import ChangeSet, TenantMemory, stable_id
 from topologies.nightly.cluster import ClusterConfig, cluster_config_for, two_stage_dbscan
 from topologies.nightly.induce import (
     ClusterContext,
@@ -136,6 +139,14 @@ def _clusters(memory: TenantMemory, config: ClusterConfig) -> tuple[int, list[li
     return len(ids), two_stage_dbscan(ids, matrix, config)
 
 
+def work_tag(kind: str, ids: Iterable[str]) -> str:
+    """The tag of a night's piece of work (a cluster, a core group), named by the nodes it works
+    on rather than by its position: the ids a night derives from it differ from an earlier
+    night's at the same stream time (a truncated night resumed before any new event), which
+    would otherwise collide with the nodes that night wrote and roll the whole night back."""
+    return stable_id(kind, *sorted(ids), size=6)
+
+
 class _Night:
     """State of one run inside its transaction."""
 
@@ -161,6 +172,12 @@ class _Night:
 
     def out_of_time(self) -> bool:
         return time.perf_counter() >= self.deadline
+
+    def may_induce(self) -> bool:
+        """Whether the night goes on to its next cluster: always to the first one (a night
+        that only clustered would leave the same facts, and the same cost, to the next night,
+        so a short budget would never write anything), then while time is left."""
+        return self.report.clusters_done == 0 or not self.out_of_time()
 
     def scope(self, tag: str) -> FoldScope:
         scope = FoldScope(
@@ -194,7 +211,7 @@ class _Night:
 
     def induce(self, ctx: ClusterContext, proposed: list[ToolAction] | None) -> None:
         concepts, intents = self.layers["concepts"], self.layers["intents"]
-        scope = self.scope(f"c{ctx.index}")
+        scope = self.scope(work_tag("c", ctx.fact_ids))
         if proposed is not None:
             plan = actions_to_plan(
                 self.memory,
@@ -248,11 +265,11 @@ class _Night:
         found = collisions(views, cfg)
         self.report.collisions = len(found)
         titles = {v.node.id: v.node.title for v in views}
-        for number, group in enumerate(core_groups(self.memory, views, found)):
+        for group in core_groups(self.memory, views, found):
             if self.out_of_time():
                 self.report.truncated = True
                 return
-            scope = self.scope(f"core{number}")
+            scope = self.scope(work_tag("core", group.members))
             ops: list[PlanOp] = []
             core = group.existing_core
             if core is None:
@@ -330,7 +347,7 @@ def _run(
             report.clusters = len(clusters)
             if night.layers["concepts"] or night.layers["intents"]:
                 for index, fact_ids in enumerate(clusters):
-                    if night.out_of_time():
+                    if not night.may_induce():
                         report.truncated = True
                         break
                     # rebuilt per cluster: it sees the schemas this night already wrote
