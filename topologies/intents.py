@@ -59,7 +59,9 @@ the old day was named, it is no longer the date. Short of a move, it holds while
 grows (``_holds``) against any day but a clearly better one: named by more of the goal's events
 that speak of its object, and one something is due by when the current day is (the deck due
 18 Nov holds against the partner demo's 11 Nov, Legal's screens due 16 Nov and the review on
-19 Nov; the passport needed before the 18 Dec flight against its 17 Nov appointment).
+19 Nov; the passport needed before the 18 Dec flight against its 17 Nov appointment). A day
+no text names moves it only when a planner set it for the latest evidence, not an older anchor
+of the goal's concepts that a fold's theme happens to reach.
 
 Category: the most common ``category`` among ``S`` (ties: more evidence, then the name;
 default ``"general"``). Threshold ``theta[category]`` lives in ``memory.meta`` under
@@ -605,7 +607,7 @@ class IntentEmergence:
         elif (
             intent is not None
             and ranked
-            and self._holds(memory, intent, events, now, ranked, recent)
+            and self._holds(memory, intent, events, now, ranked, recent, naming)
         ):
             # the current day first; none when no anchor at hand has it: nothing changes
             held = [node for node in ranked if _day(node) == current]
@@ -630,6 +632,7 @@ class IntentEmergence:
         now: datetime,
         ranked: list[Node],
         recent: list[str],
+        naming: dict[date, set[str]],
     ) -> bool:
         """Whether an open goal's date (the ``intent``'s, still ahead) holds against the day
         ranked first. The date was set from what the goal's events say it is due by, and the
@@ -640,16 +643,24 @@ class IntentEmergence:
         current day (it beats, not ties), and, when the current day is one the goal is due by
         ("deck by Wed 18 Nov"), one something is due by too, not a day that only something
         happens on (the review, the passport appointment, the demo), however often it is
-        named. A day no text names (a planner's deadline) still replaces it. ``recent``: the
-        ``MAX_TIME_SCAN`` newest of ``events``, as ``_deadlines`` read them."""
+        named. A day no text names still replaces it when it is a planner's deadline for the
+        latest evidence (``_planners_day``: anchored to one of the ``recent`` events, the
+        ``MAX_TIME_SCAN`` newest of ``events`` as ``_deadlines`` read them, or attached by this
+        fold), not an older anchor of the goal's concepts that the fold's theme happens to
+        reach. A day the goal's own events
+        name (``naming``, as ``_deadlines`` ranked them) is a text's, even when the fold's
+        other themes crowd it out of ``recent``. Else the date took turns between the days
+        each fold's theme reached or ranked first (18 and 20 Jan, a flip a fold)."""
         if intent.deadline is None or intent.deadline < now:
             return False  # a passed date moves only to a day it is due by (``_due_by``)
         current, day = _day(intent), _day(ranked[0])
         if day == current:
             return False
         recent_nodes = [memory.graph.node(e) for e in recent]
-        if not _days_named(recent_nodes, now, memory.node_memo)[0].get(day):
-            return False  # a planner's deadline, no text's
+        if day not in naming and not _days_named(recent_nodes, now, memory.node_memo)[0].get(day):
+            # no text names it: a planner's deadline of the latest evidence moves the date, an
+            # older anchor of the goal's concepts does not
+            return not _planners_day(memory.graph, ranked, day, recent, now)
         goal = events | self._intent_evidence(memory, intent.id)
         about = self._latest_speaking_of(memory, goal, intent, now) or goal
         named, cued = _days_named(self._latest(memory, about, now), now, memory.node_memo)
@@ -1244,6 +1255,33 @@ def _moved_day(
         if move.thing & _written_against(nodes, current):
             return move.to.date()
     return None
+
+
+def _planners_day(
+    graph: MemoryGraph, ranked: list[Node], day: date, recent: list[str], now: datetime
+) -> bool:
+    """Whether a planner set ``day`` as a deadline for the latest evidence: anchored to one of
+    the ``recent`` events, or attached (to the event or to a concept of it) by this fold."""
+    if day in _anchored_days(graph, recent):
+        return True
+    return any(
+        edge.created_at >= now
+        for node in ranked
+        if _day(node) == day
+        for edge in graph.out_edges(node.id, EdgeKind.DEADLINE_FOR)
+    )
+
+
+def _anchored_days(graph: MemoryGraph, events: Iterable[str]) -> set[date]:
+    """Days of the TIME anchors attached to these events as their deadline (``DEADLINE_FOR``,
+    the newest ``MAX_TIME_SCAN`` of each): the dates a planner read for them."""
+    days: set[date] = set()
+    for event in events:
+        for source in graph.recent_sources(event, EdgeKind.DEADLINE_FOR, MAX_TIME_SCAN):
+            node = graph.get(source)
+            if node is not None and node.kind == NodeKind.TIME and _anchor(node) is not None:
+                days.add(_day(node))
+    return days
 
 
 def _written_against(nodes: Iterable[Node], day: date) -> frozenset[str]:

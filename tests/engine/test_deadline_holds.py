@@ -161,3 +161,31 @@ async def test_a_move_of_the_goals_object_from_its_day_moves_the_deadline() -> N
     )
     _, seen = await deadlines_seen(script, events)
     assert seen[0] == due.date() and seen[-1] == moved.date()
+
+
+async def test_an_older_anchor_of_the_goals_theme_does_not_take_over_when_no_event_names_it() -> (
+    None
+):
+    """The synthetic stream's flood (issue 11): once the events that dated the goal fall out of
+    the newest read, every fold ranked the anchors its theme reached, the soonest first, and a
+    day no text names counted as a planner's deadline: the report's date took turns between
+    its own 30 Nov and the review slot of 24 Nov a planner set weeks before, a message each
+    time. Only a planner's deadline for the latest evidence moves it; the old slot does not."""
+    report = datetime(2026, 11, 30, 17, 0, tzinfo=UTC)
+    review = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
+    texts: list[tuple[str, str, str, datetime | None]] = [
+        ("r-0", "Review of the Flux report with Ana", "calendar", review),
+        ("r-1", "Deadline: the Flux report is due by 30 Nov", "email", report),
+        ("r-2", "I need to send the Flux report by 30 Nov", "note", report),
+        ("r-3", "Flux report: due 30 Nov, please send the figures", "chat", report),
+    ]
+    texts += [(f"r-{n}", f"Flux report figures, part {n}", "note", None) for n in range(4, 44)]
+    script = {  # the heuristic planner's way: a day read from a text dates the theme's concept
+        i: Step(
+            ["Flux report"], category="work", deadline=d, deadline_on="Flux report" if d else None
+        )
+        for i, _, _, d in texts
+    }
+    events = [event(i, t, T0 + timedelta(hours=5 * n), s) for n, (i, t, s, _) in enumerate(texts)]
+    _, seen = await deadlines_seen(script, events)
+    assert seen and set(seen) == {report.date()}
