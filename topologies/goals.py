@@ -175,7 +175,7 @@ def _commits(text: str) -> bool:
 def _needs_parse(cue: re.Match[str]) -> bool:
     """The cue word says what it means only in its sentence's parse (``_cue_holds``)."""
     word = cue.group().lower()
-    return bool(_NOUN_OR_VERB.fullmatch(word)) or word.endswith("must") or word.startswith("remind")
+    return bool(_NOUN_OR_VERB.fullmatch(word)) or word.endswith("must") or word in _REMIND_VERBS
 
 
 def _cue_holds(text: str, cue: re.Match[str]) -> bool:
@@ -187,7 +187,7 @@ def _cue_holds(text: str, cue: re.Match[str]) -> bool:
         return _is_verb_at(text, cue.start())
     if word.endswith("must"):
         return _obliges(text, cue.end() - len("must"))
-    if word in ("remind", "reminded"):
+    if word in _REMIND_VERBS:
         return _asks_to_remind(text, cue.start())
     return True
 
@@ -317,6 +317,7 @@ def _opens_note(word: Token) -> bool:
 
 
 _OBJECT_PRONOUNS = frozenset({"it", "me", "us", "them", "him"})
+_REMIND_VERBS = frozenset({"remind", "reminded"})  # "reminder" is read as it is written
 
 
 def without_formulas(text: str) -> str:
