@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from schemas.errors import PlanRejectedError
-from schemas.graph import EdgeKind, NodeKind, vector_text
+from schemas.graph import EdgeKind, NodeKind, node_text, vector_text
 from schemas.plans import AddEdge, AddNode, MergeNodes, PlanOp, RemoveNode, UpdateNode, UpdatePlan
 from topologies.config import PlanBoundsConfig
 from topologies.embedding import Embedder
@@ -140,7 +140,7 @@ class BoundsCheck:
             return
         title = node.title if op.title is None else op.title
         text = node.text if op.text is None else op.text
-        new = f"{title}\n{text}" if text and text != title else title
+        new = node_text(title, text)
         if new == node.embed_text:
             return
         old_vec, new_vec = self.embedder.embed([node.embed_text, new])
