@@ -137,15 +137,20 @@ def test_a_thing_one_sentence_plans_is_named_by_what_it_does_to_it() -> None:
     assert namer.title_intent(memory, ids, None) == "Plan the family reunion"
 
 
-def test_a_hope_of_ones_own_is_a_stated_goal() -> None:
+@pytest.mark.parametrize(
+    ("text", "verb", "todo"),
+    [
+        ("I hope to build my own family and give kids a loving home.", "build", "build a family"),
+        ("I want to make my own awesome strategy game.", "make", "make an awesome strategy game"),
+    ],
+)
+def test_a_hope_of_ones_own_is_a_stated_goal(text: str, verb: str, todo: str) -> None:
     """ "I hope to" is a commitment cue (``goals._COMMIT``), and the action it takes is the
     writer's goal, said as a to-do: "build my own family" is a family to have, not "the own
     family"."""
-    (analysis,) = PhraseParser().analyse(
-        [("", "I hope to build my own family and give kids a loving home.", frozenset())]
-    )
-    (action,) = [a for a in analysis.actions if a.verb == "build"]
-    assert (action.text, action.goal) == ("build a family", 1.0)
+    (analysis,) = PhraseParser().analyse([("", text, frozenset())])
+    (action,) = [a for a in analysis.actions if a.verb == verb]
+    assert (action.text, action.goal) == (todo, 1.0)
 
 
 class CountingNamer(Namer):

@@ -561,7 +561,7 @@ def _object_text(token: Any) -> tuple[str, str]:
             words.append("the")
             continue
         if t.lower_ == "own" and words and words[-1] == "the":
-            words[-1] = "a"  # "my own family": one of their own, not yet there
+            words[-1] = _OWN  # "my own family": one of their own, not yet there
             continue
         if t.ent_type_ in _SKIP_ENTS - {"PERSON"}:
             continue
@@ -570,9 +570,18 @@ def _object_text(token: Any) -> tuple[str, str]:
         words.append(t.lower_ if t.pos_ == "DET" else t.text)
         if t.pos_ not in ("DET", "PRON"):
             key.append(_lemma(t))
-    if words and words[-1].lower() in ("the", "a", "an"):
+    if words and words[-1].lower() in ("the", "a", "an", _OWN):
         words.pop()
+    words = [_indefinite(words[i + 1 :]) if w == _OWN else w for i, w in enumerate(words)]
     return " ".join(words).replace(" - ", "-").strip(" -"), " ".join(key)
+
+
+_OWN = "\x00own"  # where "my own" stood: an indefinite article, "a" or "an" by the next word
+
+
+def _indefinite(rest: list[str]) -> str:
+    """ "a", or "an" before a vowel ("make my own awesome game" -> "make an awesome game")."""
+    return "an" if rest and rest[0][:1].lower() in "aeiou" else "a"
 
 
 def _prep_phrase(verb: Any, after: int) -> str:

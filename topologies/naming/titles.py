@@ -479,12 +479,6 @@ def is_derived(title: str) -> bool:
     return text.startswith((f"{OCCASION_VERB} ", f"{FOLLOW_UP_VERB} "))
 
 
-def is_follow_up(title: str) -> bool:
-    """The title is the fallback of a goal no evidence event acts on and no deadline's event
-    names as an occasion: "Follow up on the sports car" (``derived_action``)."""
-    return without_deadline(title).lower().startswith(f"{FOLLOW_UP_VERB} ")
-
-
 def object_verb(analyses: Sequence[Analysis], heads: frozenset[str]) -> str | None:
     """The verb the evidence keeps doing to the thing named by ``heads`` (lower-cased
     lemmas): in the most events, and at least ``MIN_VERB_EVENTS`` ("prepare" the demo,
