@@ -7,12 +7,12 @@ calendar entry, a formal email, a chat message):
 - **a date ahead**: the event names a date after its own time (a deadline cue such as "by",
   "due", "before" makes it a deadline);
 - **a commitment**: first-person obligation, plan or goal ("I will", "I'll", "we need to", "have
-  to", "must", "going to", "plan to", "I hope to", "my goal is to"), an arrangement made (a
-  booking, an appointment, a reservation, a registration, something scheduled or confirmed;
-  "book" and "register" only as verbs: "a book" is something to read), or a request to act
-  ("please confirm", "can you send", "remind me", "don't forget"); not an inference ("that
-  must have taken a lot of skill"), nor what reminds someone ("moments like these remind
-  us");
+  to", "must", "going to", "plan to", "we're planning", "I hope to", "my goal is to"), an
+  arrangement made (a booking, an appointment, a reservation, a registration, something
+  scheduled or confirmed; "book" and "register" only as verbs: "a book" is something to
+  read), or a request to act ("please confirm", "can you send", "remind me", "don't
+  forget"); not an inference ("that must have taken a lot of skill"), nor what reminds
+  someone ("moments like these remind us");
 - **a problem**: something broken, failing, late, hurting, blocked or complained about, or a
   symptom of the body (swollen, sore, a flare, an injury, a fever). Once is an incident;
   coming back on other days, it is a problem the person keeps returning to.
@@ -64,7 +64,8 @@ MAX_TEXT = 4000  # characters of an event read for cues
 _COMMIT = re.compile(
     r"\b(?:(?:i|we)\s*(?:'ll|’ll|will|shall|must|should|need to|needs to|have to|has to|"
     r"'ve got to|’ve got to|got to|gotta|am going to|'m going to|’m going to|are going to|"
-    r"'re going to|’re going to|plan to|intend to|hope to|promised to|agreed to|want to get)|"
+    r"'re going to|’re going to|plan to|intend to|hope to|promised to|agreed to|want to get|"
+    r"am planning|'m planning|’m planning|are planning|'re planning|’re planning)|"
     r"(?:my|our) goal (?:is to|of)|"
     r"need to|needs to|have to|has to|must|going to|plan to|planning to|"
     r"plan is to|"
@@ -408,6 +409,32 @@ def done_reports(node: Node) -> list[str]:
     return reports
 
 
+def cue_sentences(node: Node) -> list[str]:
+    """The event's sentences that carry a goal cue: a commitment or a problem in its words
+    (social formulas left out), or a date after the event's time. What a goal is about is
+    said there ("we're planning a big family reunion next summer"), not in the sentences
+    around it ("I visited a veteran's hospital and met some amazing people" before "It made
+    me appreciate ... the need to give back")."""
+    found = []
+    for sentence in sentences(f"{node.title}\n{node.text}"[:MAX_TEXT]):
+        meant = without_formulas(sentence)
+        if _COMMIT.search(meant) or _PROBLEM.search(meant) or _dated_ahead(sentence, node):
+            found.append(sentence)
+    return found
+
+
+def commits(sentence: str) -> bool:
+    """The sentence states a commitment (``Signals.commitment``), social formulas left out."""
+    return _commits(without_formulas(sentence))
+
+
+def _dated_ahead(sentence: str, node: Node) -> bool:
+    """The sentence names a day after the event's own."""
+    if node.ts is None:
+        return False
+    return any(m.when.date() > node.ts.date() for m in find_dates(sentence, node.ts))
+
+
 def content_words(text: str) -> frozenset[str]:
     """Lower-cased words of a phrase that name a thing: no stopword, calendar word or cue."""
     words = {w.lower() for w in _WORD.findall(text)}
@@ -429,10 +456,10 @@ CUES_ATTR = "goal_cues"
 # cue asked of "you" in a question, is no commitment; 4: a favour asked ("Can you remind me
 # to ...?"), a note opening with "book" ("Book flights") and "the plan is to" are; 5: an
 # inferring "must", the noun "a must" and a "remind" that reports are no commitment, "I hope
-# to" and "my goal is to" are); cues of another version are read again when a memory is
-# loaded (``current_cues``), so an upgraded store never scores goals by cues the rules no
-# longer give
-CUES_VERSION = 5
+# to" and "my goal is to" are; 6: "we're planning" a thing is); cues of another version are
+# read again when a memory is loaded (``current_cues``), so an upgraded store never scores
+# goals by cues the rules no longer give
+CUES_VERSION = 6
 
 
 def signals_attr(signals: Signals) -> dict[str, object]:

@@ -23,7 +23,10 @@ one race), else 0.
 An intent crystallises when ``D >= theta[category]``, ``|S| >= min_supporting_concepts`` (or
 one converging concept), the evidence comes from at least ``MIN_EVIDENCE_EVENTS`` distinct
 events, and its evidence events carry goal cues (``GoalEvidence.score >= goal_min_score``,
-``topologies/goals.py``). Before that, ``intent_boundaries.goal_of`` looks for the intent
+``topologies/goals.py``), and, for a goal only said on several days (no dated commitment, no
+problem returning), a sentence carrying a cue writes the thing its title is about
+(``IntentEmergence._cued_goal``; a refusal is kept in ``memory.meta`` until a new cue comes).
+Before that, ``intent_boundaries.goal_of`` looks for the intent
 whose goal this cluster already is (its seed triggers it, or ``duplicate_overlap`` of the
 evidence mass lies on concepts that trigger it): an open one is reinforced instead (REINFORCES
 from the event when it touched one of the goal's themes, TRIGGERS from new supporting concepts
@@ -80,6 +83,7 @@ stream yields the same ids.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -103,6 +107,7 @@ from topologies.goals import (
     GoalEvidence,
     cached_signals,
     content_words,
+    cue_sentences,
     date_move,
     done_reports,
     says_moved,
@@ -126,7 +131,7 @@ from topologies.intent_boundaries import (
 from topologies.memory import TOPIC, TenantMemory
 from topologies.naming import Namer, next_naming, redate, with_deadline
 from topologies.naming.phrases import is_own
-from topologies.naming.titles import held_on
+from topologies.naming.titles import head_word, held_on
 from topologies.node_memo import NodeMemo
 from topologies.scope import FoldScope
 from topologies.text import DateMention, find_dates
@@ -157,6 +162,9 @@ CLUSTER_EDGES = frozenset(
 )
 EVIDENCE_KINDS = (EdgeKind.GROUNDS, EdgeKind.REINFORCES)
 THRESHOLD_KEY = "intent_threshold:{category}"
+# memory.meta: the goal cues (``_cue_key``) of a seed's cluster whose title named no goal they
+# speak of (``IntentEmergence._cued_goal``): its title is chosen again only at a new cue
+NO_GOAL_KEY = "no_goal:{seed}"
 EASIER, HARDER = 0.9, 1.3
 CLOSED = frozenset({IntentStatus.RESOLVED, IntentStatus.REJECTED})
 PROGRESSING = frozenset({IntentStatus.PENDING, IntentStatus.ACTION_SCHEDULED})
@@ -418,6 +426,9 @@ class IntentEmergence:
             return None
         if cluster.goal.score < cfg.goal_min_score:  # a topic, not a goal
             return None
+        cues = _cue_key(cluster.goal)
+        if memory.meta.get(NO_GOAL_KEY.format(seed=cluster.seed)) == cues:
+            return None  # found no goal in these very cues before: asked again at a new cue
         deadlines = self._deadlines(memory, cluster, scope.now)
         deadline = _anchor(deadlines[0]) if deadlines else None
         evidence = sorted(cluster.event_ids)
@@ -438,6 +449,9 @@ class IntentEmergence:
             return twin, False
         if twin is not None:  # a goal reached lately: what follows it is no new goal
             return None
+        if not self._cued_goal(memory, cluster, title):
+            memory.set_meta(NO_GOAL_KEY.format(seed=cluster.seed), cues)
+            return None
         ref = f"intent.{cluster.seed}"
         plan = self._creation_plan(
             memory, scope, cluster, ref, (density, threshold), deadlines, title
@@ -456,6 +470,35 @@ class IntentEmergence:
             supporting=len(cluster.supporting),
         )
         return intent_id, True
+
+    def _cued_goal(self, memory: TenantMemory, cluster: Cluster, title: str) -> bool:
+        """Whether the goal the title names is what the evidence's goal cues speak of, where
+        nothing else makes it one: a sentence that carries a cue (a commitment, a problem, a
+        day ahead) writes the thing the title's action is done to ("we're planning a big
+        family reunion next summer"). Asked of a goal only said on several days: no event
+        commits to a day ahead ("Flights booked: Lisbon, 18 Dec" makes the trip a goal,
+        whatever its title), no problem comes back on another day (the flaky test failing
+        all week is a goal, and "Replace the RouteCache singleton" its fix, in no problem's
+        words); then a title with no object ("Care", a concept's label) names none. Months
+        of chat commit to many small things on many days ("I'll definitely check it out",
+        "I'll keep pushing forward"): "Follow up on the passionate people" and "Spread love"
+        named topics those cues were not about (LoCoMo-10). With no goal cues asked for
+        (``goal_min_score`` 0), none is asked to speak of the goal."""
+        if self.config.intents.goal_min_score <= 0:
+            return True
+        head = self.namer.title_object(title)
+        if not head:
+            return False
+        goal = cluster.goal
+        if goal.ahead & goal.commitments or len(goal.problem_days) > 1:
+            return True  # planned for a day, or a problem returning: a goal by itself
+        word = head_word(head)
+        graph = memory.graph
+        return any(
+            word.search(sentence) is not None
+            for event in sorted(goal.commitments | goal.problems | goal.ahead)
+            for sentence in cue_sentences(graph.node(event))
+        )
 
     def _goal_words(self, node: Node) -> frozenset[str]:
         return self.namer.goal_words(node.title)
@@ -987,6 +1030,8 @@ class IntentEmergence:
             return False
         if len(cluster.event_ids) < MIN_EVIDENCE_EVENTS:
             return False
+        if not self._cued_goal(memory, cluster, memory.graph.node(intent_id).title):
+            return False
         self.set_status(memory, scope, intent_id, IntentStatus.PENDING, "new evidence")
         self._reinforce(memory, scope, intent_id, cluster)
         log.info("intent_revived", tenant=memory.tenant, intent_id=intent_id)
@@ -1029,6 +1074,12 @@ class IntentEmergence:
             clamped = cfg.initial_threshold
         memory.set_meta(THRESHOLD_KEY.format(category=category), round(clamped, 6))
         return clamped
+
+
+def _cue_key(goal: GoalEvidence) -> str:
+    """A short digest of which events carry the goal cues of a cluster's evidence."""
+    cued = sorted(goal.commitments | goal.problems | goal.ahead)
+    return hashlib.blake2b("\n".join(cued).encode(), digest_size=8).hexdigest()
 
 
 def _concept_links(graph: MemoryGraph, concept: str) -> Iterator[Edge]:

@@ -57,7 +57,6 @@ from topologies.naming.phrases import (
     Analysis,
     Phrase,
     PhraseParser,
-    is_own,
     name_words,
     shared_parser,
 )
@@ -68,6 +67,7 @@ from topologies.naming.titles import (
     as_action,
     by_its_heading,
     by_its_name,
+    committed_verb,
     dated_heads,
     dated_things,
     day_words,
@@ -89,6 +89,7 @@ from topologies.naming.titles import (
     with_deadline,
     with_occasion,
     without_deadline,
+    written_by,
 )
 from topologies.text import STOPWORDS, label_from_texts, zipf
 
@@ -412,7 +413,7 @@ class Namer:
         events, vectors = self._events(memory, evidence_ids, keep=partial(mentions_day, deadline))
         if not events:
             return labels[0] if labels else "Follow up"
-        own = [is_own(n) for n in events]
+        own = [written_by(n) for n in events]
         anchored = [mentions_day(deadline, n) for n in events]
         analyses = self.parser.analyse_nodes(events)
         names = self.names_of(events)
@@ -431,7 +432,7 @@ class Namer:
         analyses: Sequence[Analysis],
         vectors: Matrix,
         labels: Sequence[str],
-        own: Sequence[bool],
+        own: Sequence[bool | None],
         anchored: Sequence[bool],
         names: frozenset[str],
         texts: Sequence[str] = (),
@@ -498,7 +499,7 @@ class Namer:
         targets = [g for g in goals if g.named and g.anchored and g.events > 1 and " " in g.text]
         named = self._first_sound(targets, names)
         if named and (not actions or _beats(named, actions[0])):
-            return self._acted(analyses, named)
+            return self._acted(analyses, named, texts)
         # the dated thing by its most particular name: "Kessler demo" before "the demo"
         due = self._first_sound(sorted((g for g in goals if g.dated), key=_common), names)
         if actions and actions[0].goal and not self._serves(actions[0], due, said, analyses, texts):
@@ -510,18 +511,18 @@ class Namer:
             named_due = self._named(due, texts, names)
             if named_due is not None:  # "the Kessler multi-depot demo"
                 due = replace(due, text=named_due, named=True)
-            return self._acted(analyses, due)  # what the steps are for: "the demo"
+            return self._acted(analyses, due, texts)  # what the steps are for: "the demo"
         doing = self._first_sound_doing(ranking[2](self.embed), names)
         if doing is not None and (not actions or doing.base > actions[0].base):
             return derived_action(doing.text, occasion=False)  # "Follow up on the rent reduction"
         goal = self._first_sound(goals, names)
         if actions and goal is not None and not goal.named and _beats(goal, actions[0]):
-            return self._acted(analyses, goal)  # beside an aside
+            return self._acted(analyses, goal, texts)  # beside an aside
         if actions:
             return best
         if steps and (goal is None or (goal.named and goal not in targets)):
             return steps[0].text  # rather than a tool or a place named in passing
-        return self._acted(analyses, goal) if goal else ""
+        return self._acted(analyses, goal, texts) if goal else ""
 
     @staticmethod
     def _named(due: Goal, texts: Sequence[str], names: frozenset[str]) -> str | None:
@@ -551,12 +552,14 @@ class Namer:
         return spoken_of(head, analyses, texts) >= spoken_of(action.head, analyses, texts)
 
     @staticmethod
-    def _acted(analyses: Sequence[Analysis], goal: Goal) -> str:
-        """The noun-phrase goal with the verb the evidence does to it, else with a verb of
-        what a person does about such a thing (``derived_action``: an occasion the deadline's
-        events name is prepared for): a title is an action, never a bare noun phrase."""
+    def _acted(analyses: Sequence[Analysis], goal: Goal, texts: Sequence[str] = ()) -> str:
+        """The noun-phrase goal with the verb the evidence does to it, or that a sentence
+        committing to it does ("we're planning a big family reunion": ``committed_verb``),
+        else with a verb of what a person does about such a thing (``derived_action``: an
+        occasion the deadline's events name is prepared for): a title is an action, never a
+        bare noun phrase."""
         head = goal.key.split()[-1] if goal.key else goal.text.split()[-1].lower()
-        verb = object_verb(analyses, frozenset({head}))
+        verb = object_verb(analyses, frozenset({head})) or committed_verb(analyses, texts, head)
         if verb:
             return as_action(verb, goal.text, goal.capital)
         return derived_action(goal.text, goal.anchored, goal.named or goal.capital)

@@ -542,7 +542,8 @@ def _determined(noun: Any) -> bool:
 
 
 def _object_text(token: Any) -> tuple[str, str]:
-    """The object phrase as written (possessives become "the"), and its key."""
+    """The object phrase as written (possessives become "the", and "my own" a thing still
+    to have: "build my own family" -> "build a family"), and its key."""
     left = [
         t
         for child in token.lefts
@@ -559,6 +560,9 @@ def _object_text(token: Any) -> tuple[str, str]:
         if t.lower_ in _POSSESSIVE:
             words.append("the")
             continue
+        if t.lower_ == "own" and words and words[-1] == "the":
+            words[-1] = _OWN  # "my own family": one of their own, not yet there
+            continue
         if t.ent_type_ in _SKIP_ENTS - {"PERSON"}:
             continue
         if any(ch.isdigit() for ch in t.text) and not _is_code(t.text):
@@ -566,9 +570,18 @@ def _object_text(token: Any) -> tuple[str, str]:
         words.append(t.lower_ if t.pos_ == "DET" else t.text)
         if t.pos_ not in ("DET", "PRON"):
             key.append(_lemma(t))
-    if words and words[-1].lower() in ("the", "a", "an"):
+    if words and words[-1].lower() in ("the", "a", "an", _OWN):
         words.pop()
+    words = [_indefinite(words[i + 1 :]) if w == _OWN else w for i, w in enumerate(words)]
     return " ".join(words).replace(" - ", "-").strip(" -"), " ".join(key)
+
+
+_OWN = "\x00own"  # where "my own" stood: an indefinite article, "a" or "an" by the next word
+
+
+def _indefinite(rest: list[str]) -> str:
+    """ "a", or "an" before a vowel ("make my own awesome game" -> "make an awesome game")."""
+    return "an" if rest and rest[0][:1].lower() in "aeiou" else "a"
 
 
 def _prep_phrase(verb: Any, after: int) -> str:
@@ -657,9 +670,10 @@ def _commitment(verb: Any) -> float:
 
 
 _CONDITION_MARKS = wordset("before after when if once until unless while whenever")
-# an obligation or an intention: "must renew", "should book"; "need / have / want / plan to"
+# an obligation or an intention: "must renew", "should book"; "need / have / want / plan /
+# hope to" (a goal cue of ``goals._COMMIT`` too: "I hope to build my own family")
 _OBLIGATION_AUX = wordset("must should ought")
-_GOAL_HEADS = wordset("need have want plan intend aim got mean")
+_GOAL_HEADS = wordset("need have want plan intend aim got mean hope")
 _GOAL_SUBJECTS = wordset("i we you")  # the person, their household, or the person addressed
 _REASON_MARKS = wordset("so because since as")  # "so I can give the café numbers": a reason
 

@@ -44,6 +44,7 @@ from topologies.naming.phrases import (
     Analysis,
     Phrase,
     is_informative_title,
+    is_own,
     name_words,
 )
 from topologies.text import find_dates, zipf
@@ -406,6 +407,19 @@ def calendar_start(node: Node) -> datetime | None:
         return None
 
 
+def written_by(node: Node) -> bool | None:
+    """Whether the user wrote the event (``is_own``: a note, a message they sent), None when
+    the event does not say who sent it: a chat turn known only by its speaker, in a
+    conversation the user is not known to take part in (months of chat between two friends,
+    each "I" a person of that memory). "I hope to build my own family" is then a goal of
+    the one who said it, not another person's doing left out (``_theirs``)."""
+    if node.source == "note":
+        return True
+    if not (raw_attr(node, "from") or raw_attr(node, "sender")):
+        return None
+    return is_own(node)
+
+
 def _theirs(action: Action, own: bool | None) -> bool:
     """The action is the person's: "I need to" in their own note or mail, "you must" in
     what others write to them; "I will ..." in another's message is the writer's own doing
@@ -476,6 +490,38 @@ def object_verb(analyses: Sequence[Analysis], heads: frozenset[str]) -> str | No
     return best if best is not None and events[best] >= MIN_VERB_EVENTS else None
 
 
+def committed_verb(analyses: Sequence[Analysis], texts: Sequence[str], head: str) -> str | None:
+    """The verb that a sentence committing to the thing named by ``head`` does to it ("we're
+    planning a big family reunion next summer": "plan"), for a goal no two events do the
+    same thing to (``object_verb``): one event that states it as a plan says what the goal
+    is, where "Follow up on the family reunion" says nothing. What to bring is a step."""
+    from topologies.goals import commits, sentences  # the goals module reads the parser's
+
+    word = head_word(head)
+    for analysis, text in zip(analyses, texts, strict=False):
+        done = {a.verb for a in analysis.actions if a.object_head == head}
+        done |= {a.verb for a in analysis.activities if a.object_head == head}
+        verbs = sorted(done - CARRY_VERBS)
+        if not verbs:
+            continue
+        for sentence in sentences(text):
+            if word.search(sentence) is None or not commits(sentence):
+                continue
+            said = next((v for v in verbs if _writes_verb(v, sentence)), None)
+            if said is not None:
+                return said
+    return None
+
+
+def _writes_verb(verb: str, sentence: str) -> bool:
+    """The sentence writes the verb in one of its forms ("planning" for "plan")."""
+    from lemminflect import getAllInflections
+
+    forms = {verb, *(f for group in getAllInflections(verb, upos="VERB").values() for f in group)}
+    pattern = r"(?<![\w-])(?:" + "|".join(map(re.escape, sorted(forms))) + r")(?![\w-])"
+    return re.search(pattern, sentence, re.IGNORECASE) is not None
+
+
 def verb_events(analyses: Sequence[Analysis], heads: frozenset[str]) -> Counter[str]:
     """verb -> events that do it to the thing named by ``heads``, in any tense or voice (what
     to bring left out)."""
@@ -531,7 +577,7 @@ def rank_actions(
     vectors: Matrix,
     embed: Embed,
     labels: Sequence[str] = (),
-    own: Sequence[bool] = (),
+    own: Sequence[bool | None] = (),
     anchored: Sequence[bool] = (),
 ) -> list[Ranked]:
     """(score, action text) of the evidence's actions, best first; ``own[i]`` tells whether
