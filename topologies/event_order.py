@@ -34,9 +34,14 @@ class EventOrder:
         """The ids of the events in the graph, newest first (ties by node id); an event
         without a time counts as ``now``."""
         places = self._valid(graph)
+        asked = events if isinstance(events, (set, frozenset, list, tuple)) else list(events)
+        found = [event for event in asked if event in places]
+        if len(found) == len(asked):  # each placed already: a goal's events, fold after fold
+            found.sort(key=places.__getitem__, reverse=True)
+            return found
         untimed: dict[str, Place] = {}  # placed at ``now``: read for this call only
-        found: list[str] = []
-        for event in events:
+        found = []
+        for event in asked:
             if event in places or event in untimed:
                 found.append(event)
             elif event in graph:

@@ -91,6 +91,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
+import numpy as np
 import structlog
 
 from schemas.errors import InvalidTransitionError, NotFoundError
@@ -319,8 +320,7 @@ class IntentEmergence:
             strength[other] = max(strength.get(other, 0.0), weight)
         # equally strong links (one association each, the common case) are told apart by how
         # close the two concepts' members are (topic centroids), not by their ids
-        centroids = memory.index(TOPIC)
-        closeness = {c: centroids.similarity(seed, c) or 0.0 for c in strength}
+        closeness = _closeness(memory, seed, strength)
         ranked = sorted(strength, key=lambda c: (-round(strength[c], 2), -closeness[c], c))
         # a neighbour whose members speak of something else is an association, not support
         floor = self.config.intents.support_similarity
@@ -705,8 +705,11 @@ class IntentEmergence:
             # older anchor of the goal's concepts does not
             return not _planners_day(memory.graph, ranked, day, recent, now)
         goal = events | self._intent_evidence(memory, intent.id)
-        about = self._latest_speaking_of(memory, goal, intent, now) or goal
-        named, cued = _days_named(self._latest(memory, about, now), now, memory.node_memo)
+        about, ordered = self._speakers(memory, goal, intent, now)
+        # the newest of those speaking of the goal's object (or of the goal's events when none
+        # does), read from the order the goal's events were just read in
+        latest = _first_among(ordered, about, MAX_TIME_SCAN) if about else ordered[:MAX_TIME_SCAN]
+        named, cued = _days_named(memory.graph.nodes_of(latest), now, memory.node_memo)
         beats = len(named.get(day, ())) > len(named.get(current, ()))
         return not (beats and (day in cued or current not in cued))
 
@@ -860,6 +863,9 @@ class IntentEmergence:
         milestone = len(evidence) >= next_naming(titled_at)
         if not milestone and held is None:
             return None
+        dropped = [str(h) for h in intent.attrs.get(DROPPED_ATTR, []) if isinstance(h, str)]
+        if not milestone and not self._may_rename(memory, intent, held, dropped):
+            return None
         if milestone:
             attrs[TITLED_AT_ATTR] = len(evidence)
         # the grown evidence names the goal by itself: the labels of the concepts it touches
@@ -870,7 +876,6 @@ class IntentEmergence:
         # its object is what more of the evidence is about, or the dated thing the steps
         # serve (``Namer.better_goal``); an object the intent was once named for and left
         # does not come back (a to-do item does not flip back and forth)
-        dropped = [str(h) for h in intent.attrs.get(DROPPED_ATTR, []) if isinstance(h, str)]
         thing = self.namer.title_object(title)
         if not self.namer.states_action(title) or thing in dropped:
             return None
@@ -881,6 +886,22 @@ class IntentEmergence:
         attrs[DROPPED_ATTR] = [*dropped, self.namer.title_object(intent.title)][-MAX_DROPPED:]
         attrs[TITLED_AT_ATTR] = len(evidence)
         return title
+
+    def _may_rename(
+        self, memory: TenantMemory, intent: Node, held: str | None, dropped: list[str]
+    ) -> bool:
+        """Whether the calendar entry of the deadline's day (``held``, between milestones) can
+        rename the goal at all: only for the thing the day holds (``Namer.held_thing``), so
+        not when it names none, names what the goal is already about (no better goal:
+        ``Namer.better_goal``) or a thing the goal was renamed from. Asked before the title
+        is chosen: the entry of a goal's day joins it fold after fold (each of its copies, a
+        reply about it), and choosing a title reads all of the goal's evidence."""
+        if held is None:
+            return False
+        thing = self.namer.held_thing(memory, held)
+        return (
+            bool(thing) and thing != self.namer.title_object(intent.title) and thing not in dropped
+        )
 
     def _about_the_goal(
         self,
@@ -907,6 +928,12 @@ class IntentEmergence:
         ``MAX_TIME_SCAN`` newest of them are found: ``_named_days`` reads no more, and a goal
         of a long stream has thousands of evidence events (parsing them all at every
         reinforcement made the fold four times slower per event at 50,000 events)."""
+        return self._speakers(memory, events, intent, now)[0]
+
+    def _speakers(
+        self, memory: TenantMemory, events: set[str], intent: Node, now: datetime
+    ) -> tuple[set[str], list[str]]:
+        """``_latest_speaking_of`` and the events newest first, the order it read them in."""
         ids = self._newest(memory, events, now)  # as _named_days reads them
         found: set[str] = set()
         for start in range(0, len(ids), MAX_TIME_SCAN):
@@ -914,7 +941,7 @@ class IntentEmergence:
             found |= self.namer.speaking_of(memory, chunk, intent.title)
             if len(found) >= MAX_TIME_SCAN:
                 break
-        return found
+        return found, ids
 
     def _due_by(
         self,
@@ -957,11 +984,8 @@ class IntentEmergence:
         centroids close): only such a concept joins an open intent as support."""
         if not goal_concepts:
             return True
-        centroids = memory.index(TOPIC)
         floor = self.config.intents.support_similarity
-        return any(
-            (centroids.similarity(concept, other) or 0.0) >= floor for other in goal_concepts
-        )
+        return any(close >= floor for close in _closeness(memory, concept, goal_concepts).values())
 
     # ---------------------------------------------------------------- lifecycle
     def set_status(
@@ -1080,6 +1104,22 @@ def _cue_key(goal: GoalEvidence) -> str:
     """A short digest of which events carry the goal cues of a cluster's evidence."""
     cued = sorted(goal.commitments | goal.problems | goal.ahead)
     return hashlib.blake2b("\n".join(cued).encode(), digest_size=8).hexdigest()
+
+
+def _closeness(memory: TenantMemory, concept: str, others: Iterable[str]) -> dict[str, float]:
+    """How close each other concept's members are to the concept's (the cosine of their
+    topic centroids, ``VectorIndex.similarity``; 0 for a concept without one), the
+    concept's centroid read once."""
+    centroids = memory.index(TOPIC)
+    own = centroids.get(concept)
+    close: dict[str, float] = {}
+    for other in others:
+        vector = None if own is None else centroids.get(other)
+        if own is None or vector is None:
+            close[other] = 0.0
+        else:
+            close[other] = float(np.dot(own, vector)) or 0.0
+    return close
 
 
 def _concept_links(graph: MemoryGraph, concept: str) -> Iterator[Edge]:

@@ -46,18 +46,26 @@ class NodeMemo:
     ) -> list[T]:
         """``get`` for several nodes, in order: the nodes without the value are derived in one
         call (``derive`` answers one value per node it is given, in order), so what is
-        costly per call (a parse of a batch of texts) is paid once."""
-        kept = [self._values(node) for node in nodes]
-        todo: dict[int, tuple[Node, list[dict[str, Any]]]] = {}
-        for node, values in zip(nodes, kept, strict=True):
-            if what not in values:
-                todo.setdefault(id(node), (node, []))[1].append(values)
+        costly per call (a parse of a batch of texts) is paid once. A value already derived
+        is read as ``get`` reads it (a goal's events are asked about in chunks of some
+        dozens, fold after fold: most answers are kept)."""
+        kept_values = self._kept.get
+        found: list[Any] = []
+        todo: dict[int, tuple[Node, list[int]]] = {}  # node object -> its places in ``nodes``
+        for place, node in enumerate(nodes):
+            kept = kept_values(node.id)
+            if kept is not None and kept[0] is node and what in kept[1]:
+                found.append(kept[1][what])
+                continue
+            found.append(None)
+            todo.setdefault(id(node), (node, []))[1].append(place)
         if todo:
             derived = derive([node for node, _ in todo.values()])
-            for (_, holders), value in zip(todo.values(), derived, strict=True):
-                for values in holders:
-                    values[what] = value
-        return [values[what] for values in kept]
+            for (node, places), value in zip(todo.values(), derived, strict=True):
+                self._values(node)[what] = value
+                for place in places:
+                    found[place] = value
+        return found
 
     def group(
         self, what: str, key: str, nodes: Sequence[Node], derive: Callable[[Sequence[Node]], T]

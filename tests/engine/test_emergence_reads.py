@@ -22,6 +22,7 @@ from topologies.graph import decayed_weight
 from topologies.intents import FoldReads, IntentEmergence
 from topologies.memory import TenantMemory, event_node_id
 from topologies.naming import Namer
+from topologies.naming import namer as namer_module
 from topologies.naming.phrases import PhraseParser
 from topologies.scope import FoldScope
 
@@ -270,3 +271,77 @@ def test_an_open_goals_title_is_parsed_for_its_object_once(
     assert [names.title_object(TOOTH) for _ in range(3)] == ["tooth"] * 3
     assert names.title_object("Repair the bathroom ceiling") == "ceiling"
     assert parsed == [TOOTH, "Repair the bathroom ceiling"]
+
+
+def titled_goal(held_title: str) -> tuple[TenantMemory, str]:
+    """The tooth goal, titled at 100 evidence events (no milestone near), and the calendar
+    entry of its day that just joined it."""
+    raws = [event("t-0", "Tooth still hurts", T0), event("c-1", held_title, NOW, "calendar")]
+    memory = stored(raws)
+    intent = node("i-tooth", NodeKind.INTENT, TOOTH)
+    with memory.transaction():
+        memory.graph.add_node(intent.model_copy(update={"attrs": {intents.TITLED_AT_ATTR: 100}}))
+        memory.graph.put_edge(edge(event_node_id("alice", "t-0"), "i-tooth", EdgeKind.GROUNDS, T0))
+    return memory, event_node_id("alice", "c-1")
+
+
+@pytest.mark.parametrize("held_title", ["Crown for the tooth", "Dr Berg - tooth"])
+def test_the_entry_of_the_goals_day_that_cannot_rename_it_chooses_no_title(
+    held_title: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between milestones the calendar entry of a goal's day renames it only for the thing
+    the day holds: an entry that holds what the goal is already about ("Crown for the
+    tooth" for "Get the tooth fixed"), or names nothing, cannot rename it, so the goal's
+    evidence is not read for a title at all."""
+    memory, held = titled_goal(held_title)
+    emerging = emergence()
+    chosen: list[str] = []
+
+    def title(*args: object) -> str:
+        chosen.append("title")
+        return TOOTH
+
+    monkeypatch.setattr(emerging.namer, "title_intent", title)
+    attrs: dict[str, object] = {}
+    assert emerging._retitle(memory, memory.graph.node("i-tooth"), NOW, attrs, held) is None
+    assert chosen == [] and attrs == {}
+
+
+def test_the_entry_of_the_goals_day_that_holds_another_thing_may_rename_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An entry that holds another thing ("Dentist - tooth crown": the crown) is read with
+    the goal's evidence for a title: the day may be for the crown."""
+    memory, held = titled_goal("Dentist - tooth crown")
+    emerging = emergence()
+    chosen: list[list[str]] = []
+
+    def title(memory: TenantMemory, evidence: list[str], deadline: datetime) -> str:
+        chosen.append(evidence)
+        return TOOTH
+
+    monkeypatch.setattr(emerging.namer, "title_intent", title)
+    emerging._retitle(memory, memory.graph.node("i-tooth"), NOW, {}, held)
+    assert chosen == [sorted([event_node_id("alice", "t-0"), held])]
+
+
+def test_an_event_is_read_for_the_deadlines_day_once_per_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A goal's evidence is titled again as it grows: each event is read for whether it
+    names the deadline's day once per version of it and deadline, not at every titling."""
+    memory, ids = goal_memory(3)
+    read: list[str] = []
+    mentions_day = namer_module.mentions_day
+
+    def counted(deadline: datetime | None, event_node: Node) -> bool:
+        read.append(event_node.id)
+        return mentions_day(deadline, event_node)
+
+    monkeypatch.setattr(namer_module, "mentions_day", counted)
+    names = Namer(HashingEmbedder(dim=64), PhraseParser())
+    first = names.title_intent(memory, ids, NOW)
+    assert names.title_intent(memory, ids, NOW) == first
+    assert sorted(read) == sorted(ids)
+    names.title_intent(memory, ids, NOW + timedelta(days=1))  # another day: read again
+    assert len(read) == 2 * len(ids)

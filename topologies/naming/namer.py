@@ -161,6 +161,16 @@ def _is_address(name: str, texts: Sequence[str]) -> bool:
     return any(pattern.search(text) for text in texts)
 
 
+def _names_day(memory: TenantMemory, deadline: datetime | None, node: Node) -> bool:
+    """``mentions_day`` of the event, read once per version of it and deadline
+    (``memory.node_memo``): a goal's evidence is read for its deadline's day at every
+    titling, and most of it was read at the one before."""
+    if deadline is None:
+        return False
+    what = f"mentions_day:{deadline.isoformat()}"
+    return memory.node_memo.get(what, node, partial(mentions_day, deadline))
+
+
 def next_naming(named_at: int) -> int:
     """The member count at which a concept named at ``named_at`` members is named again:
     2 -> 4 -> 8 -> 16 -> 32 ... (a logarithmic number of namings per concept)."""
@@ -410,11 +420,12 @@ class Namer:
         deadline: datetime | None,
     ) -> str:
         labels = self.labels(memory, supporting)
-        events, vectors = self._events(memory, evidence_ids, keep=partial(mentions_day, deadline))
+        names_day = partial(_names_day, memory, deadline)
+        events, vectors = self._events(memory, evidence_ids, keep=names_day)
         if not events:
             return labels[0] if labels else "Follow up"
         own = [written_by(n) for n in events]
-        anchored = [mentions_day(deadline, n) for n in events]
+        anchored = [names_day(n) for n in events]
         analyses = self.parser.analyse_nodes(events)
         names = self.names_of(events)
         texts = [f"{n.title}\n{n.text}" for n in events]
