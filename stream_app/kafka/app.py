@@ -11,7 +11,7 @@ from typing import Any
 
 import faust
 
-from stream_app.kafka.recovery import SeekedTableManager
+from stream_app.kafka.recovery import RewindingTransport, SeekedTableManager
 from stream_app.settings import Settings
 
 STATE_TABLE = "state"
@@ -77,6 +77,9 @@ def build_faust_app(settings: Settings, url: str) -> FaustApp:
         # events are read from their committed offsets after a recovery (kafka/recovery.py)
         TableManager=SeekedTableManager,
     )
+    # stream partitions without a committed offset are read from their start after a
+    # recovery (kafka/recovery.py); set before anything asks the app for its transport
+    app.transport = RewindingTransport(app.conf.broker_consumer, app)
     return FaustApp(
         app=app,
         events=bytes_topic(app, settings.kafka_events_topic, partitions),

@@ -196,12 +196,15 @@ async def produce(broker: str, topic: str, items: list[tuple[bytes | None, bytes
         await producer.stop()
 
 
-async def consume_all(broker: str, topic: str, idle: float = 2.0) -> list[Any]:
-    """Every record of a topic, from the beginning, until nothing arrives for `idle` seconds."""
-    from aiokafka import AIOKafkaConsumer
+async def consume_all(broker: str, topic: str) -> list[Any]:
+    """Every record the broker holds for a topic when the call starts: each partition read
+    from its start up to its end offset, however long the fetches take on a loaded machine
+    (not until a quiet spell, which a slow fetch ends early). Fetches return whole record
+    batches, so the last batch comes whole although tansu puts the end at its base offset + 1
+    (docs/kafka.md)."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
 
     consumer = AIOKafkaConsumer(
-        topic,
         bootstrap_servers=broker,
         group_id=None,
         auto_offset_reset="earliest",
@@ -210,15 +213,38 @@ async def consume_all(broker: str, topic: str, idle: float = 2.0) -> list[Any]:
     await consumer.start()
     records: list[Any] = []
     try:
-        while True:
-            batch = await consumer.getmany(timeout_ms=int(idle * 1000))
-            if not batch:
-                break
+        await consumer.topics()  # the metadata of every topic, this one's partitions included
+        partitions = [
+            TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())
+        ]
+        if not partitions:
+            return records
+        consumer.assign(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        end = await consumer.end_offsets(partitions)
+        while [tp for tp in partitions if await consumer.position(tp) < end[tp]]:
+            batch = await consumer.getmany(timeout_ms=1000)
             for part in batch.values():
                 records.extend(part)
     finally:
         await consumer.stop()
     return records
+
+
+async def changelog_matches(
+    cluster: Cluster, expected: dict[str, dict[tuple[str, str], bytes]], within_s: float
+) -> dict[str, dict[tuple[str, str], bytes]]:
+    """Every tenant's state rebuilt from the changelog, once it equals ``expected`` or when
+    ``within_s`` seconds have passed: a worker's ``/tenants`` counts an event once its memory
+    holds it, before the brokers have acknowledged the event's changelog records."""
+    deadline = time.monotonic() + within_s
+    while True:
+        got = recovered(await consume_all(cluster.broker, cluster.changelog))
+        if all(not diff(items, got.get(t, {})) for t, items in expected.items()):
+            return got
+        if time.monotonic() > deadline:
+            return got
+        await asyncio.sleep(0.5)
 
 
 SAMPLE = ROOT / "examples" / "sample_stream.jsonl"

@@ -64,7 +64,7 @@ def env(cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> di
 
 
 def records_of(broker: str, topic: str) -> list[Any]:
-    return asyncio.run(consume_all(broker, topic, idle=1.0))
+    return asyncio.run(consume_all(broker, topic))
 
 
 def topics(broker: str) -> set[str]:

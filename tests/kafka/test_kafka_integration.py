@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import time
 from collections import defaultdict
 from datetime import UTC, datetime
 
@@ -14,6 +13,7 @@ from kafka_helpers import (
     BAD,
     Cluster,
     Worker,
+    changelog_matches,
     consume_all,
     diff,
     interleave,
@@ -146,9 +146,8 @@ async def test_kill9_then_new_worker_loses_nothing_and_applies_nothing_twice(
         return all(counts.get(t) == len(evs) for t, evs in streams.items())
 
     wait_for(all_folded, FOLD_TIMEOUT, "every event folded after the crash", [second])
-    time.sleep(2.0)  # let the last changelog writes be flushed
     expected = await reference(streams)
-    got = recovered(await consume_all(cluster.broker, cluster.changelog))
+    got = await changelog_matches(cluster, expected, within_s=FOLD_TIMEOUT)
     for tenant in expected:
         assert not diff(expected[tenant], got[tenant]), (
             f"{tenant}: {diff(expected[tenant], got[tenant])}"

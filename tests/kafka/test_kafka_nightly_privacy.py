@@ -163,7 +163,7 @@ def live_changelog_bytes(records: list[Any], tenant: str) -> bytes:
 async def dead_letter_reasons(cluster: Cluster) -> list[str]:
     return [
         dict(r.headers)["reason"].decode()
-        for r in await consume_all(cluster.broker, cluster.deadletter, idle=0.5)
+        for r in await consume_all(cluster.broker, cluster.deadletter)
     ]
 
 
@@ -191,7 +191,7 @@ async def test_consolidate_on_a_worker_writes_the_night_and_a_new_owner_recovers
     # the night's intents are on the intents topic, like a fold's
     published = [
         IntentMessage.model_validate_json(r.value)
-        for r in await consume_all(cluster.broker, cluster.intents, idle=0.5)
+        for r in await consume_all(cluster.broker, cluster.intents)
     ]
     assert intents <= {m.intent.id for m in published if m.type == "intent.created"}
 
@@ -220,7 +220,7 @@ async def test_the_sweep_timer_runs_the_night_for_an_idle_tenant(
     assert nightly_intents, "the night wrote no intent"
     published = {
         IntentMessage.model_validate_json(r.value).intent.id
-        for r in await consume_all(cluster.broker, cluster.intents, idle=0.5)
+        for r in await consume_all(cluster.broker, cluster.intents)
     }
     assert nightly_intents <= published
 
@@ -266,7 +266,7 @@ async def test_forgetting_on_a_worker_survives_a_restart_and_resent_events_are_r
 
     what_each_worker_must_show(worker)
     # the changelog's live state (what a recovering worker rebuilds) holds no trace of it
-    changelog = await consume_all(cluster.broker, cluster.changelog, idle=0.5)
+    changelog = await consume_all(cluster.broker, cluster.changelog)
     assert SECRET.encode() not in live_changelog_bytes(changelog, "alice")
     bob_state = live_changelog_bytes(changelog, "bob")
     assert not any(text.encode() in bob_state for text in REVISIONS)

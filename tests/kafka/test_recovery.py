@@ -1,5 +1,6 @@
 """After a worker replays its changelog, the events partitions are read from their committed
-offsets only: nothing is fetched for them until they are seeked (stream_app/kafka/recovery.py).
+offsets only: nothing is fetched for them until they are seeked, and a partition without a
+committed offset is read from its start (stream_app/kafka/recovery.py).
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
+from aiokafka import TopicPartition
 from faust.types import TP
 
 from stream_app.kafka.app import build_faust_app
@@ -72,3 +74,38 @@ async def test_events_partitions_are_not_fetched_before_they_are_seeked_to_commi
     assert consumer.calls[0] == ("resume_partitions", False)
     assert consumer.calls[1] == ("perform_seek", False)
     assert consumer.flow_active
+
+
+class CommittedOffsets:
+    """The consumer's thread (where aiokafka runs) with the group's committed offsets: it
+    answers the seek to them, and records which partitions were seeked to their start."""
+
+    def __init__(self, committed: dict[TopicPartition, int | None]) -> None:
+        self.committed = committed
+        self.to_start: list[TopicPartition] = []
+
+    async def seek_to_committed(self) -> dict[TopicPartition, int | None]:
+        return self.committed
+
+    async def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        self.to_start.extend(partitions)
+
+
+async def test_an_events_partition_never_committed_is_read_from_its_start_after_a_recovery(
+    tmp_path: Path,
+) -> None:
+    """A worker killed before its first offset commit leaves no committed offset: the next
+    owner's fetcher may have read ahead while the changelog was replayed, and the seek must
+    take such a partition back to its start, or the events read ahead are never folded."""
+    settings = load_settings(data_dir=tmp_path, kafka_events_topic=EVENTS)
+    faust_app = build_faust_app(settings, "http://127.0.0.1:8765")
+    app = cast(Any, faust_app.app)
+    never, zero, ahead = (TopicPartition(EVENTS, p) for p in range(3))
+    changelog = TopicPartition(faust_app.changelog_topic, 0)
+    thread = CommittedOffsets({never: None, zero: 0, ahead: 42, changelog: None})
+    app.consumer._thread = thread
+
+    await app.consumer.perform_seek()  # what the recovery calls once the changelog is replayed
+
+    assert sorted(thread.to_start) == [never, zero]  # the changelog's offsets are the recovery's
+    assert app.consumer._read_offset[never] is None  # any offset of theirs is read again

@@ -17,13 +17,25 @@ from stream_app.settings import Settings
 from topologies.llm.config import SERVER_POLICIES, LLMConfig
 
 VALID = plan_json(*new_concept("Flux tariffs"))
-LOCAL = {"server": "llamacpp", "timeout_s": 0.5}
+# the deadline of the tests' requests: generous (a loaded machine must not turn a reply that
+# is on its way into a timeout); a request meant to time out is far slower than it
+TIMEOUT_S = 5.0
+SLOW_S = 30.0  # a request the server computes for longer than any deadline here
+LOCAL = {"server": "llamacpp", "timeout_s": TIMEOUT_S}
 
 
 @pytest.fixture
 async def single() -> Any:
     async with FakeOpenAI(one_at_a_time=True) as server:
         yield server
+
+
+async def served_both(server: FakeOpenAI, within_s: float) -> None:
+    """Wait until the single-request server is done with both requests (the first computed
+    to its end, the second taken from the queue), at most ``within_s`` seconds."""
+    deadline = time.monotonic() + within_s
+    while server.wasted + server.skipped < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
 
 
 def rig_on(single: FakeOpenAI, make_rig: Callable[..., Rig], **overrides: Any) -> Rig:
@@ -35,16 +47,17 @@ async def test_a_timed_out_stream_is_cancelled_and_not_sent_again(
     single: FakeOpenAI, make_rig: Callable[..., Rig], make_event: Any
 ) -> None:
     rig = rig_on(single, make_rig)
-    single.push(Reply(delay=30.0, content=VALID), Reply(content=VALID))
+    single.push(Reply(delay=SLOW_S, content=VALID), Reply(content=VALID))
     started = time.perf_counter()
     await fold(rig, make_event("Launch sync", "Flux tariffs launch"))  # slower than the timeout
     assert single.calls == 1 and rig.heuristic.calls == 1  # no retry: the heuristic plan
     assert rig.ledger.tenant("alice")["fallback_error"] == 1
     await fold(rig, make_event("Flux tariffs launch", "sync"))
     elapsed = time.perf_counter() - started
-    # the server stopped computing the abandoned request: the next one is served at once
+    # the server stopped computing the abandoned request: the next one is served within its
+    # deadline, long before the abandoned one would have been computed
     assert single.calls == 2 and rig.ledger.tenant("alice")["llm"] == 1
-    assert elapsed < 10.0
+    assert elapsed < SLOW_S
     assert single.cancelled == 1 and single.wasted == 0
     assert rig.planner.client.cancelled == 1
     assert all(body["stream"] for body in single.requests)
@@ -56,18 +69,20 @@ async def test_without_streaming_the_server_computes_for_nobody(
     """Why streaming: a non-streamed request keeps the single-request server busy after its
     client gave up, and the next request waits behind it."""
     rig = rig_on(single, make_rig, stream=False, timeout_s=0.3)
-    single.push(Reply(delay=1.0, content=VALID), Reply(content=VALID))
+    # both requests time out (a short deadline cannot fail that); the first is computed long
+    # enough for the second to reach the server and wait behind it, however loaded the machine
+    single.push(Reply(delay=5.0, content=VALID), Reply(content=VALID))
     await fold(rig, make_event("Launch sync", "Flux tariffs launch"))
     await fold(rig, make_event("Flux tariffs launch", "sync"))
     assert single.calls == 2  # neither sent again, but the second waited behind the first
     assert rig.ledger.tenant("alice")["fallback_error"] == 2
-    await asyncio.sleep(1.0)
+    await served_both(single, within_s=60.0)
     assert single.wasted == 1 and single.skipped == 1  # computed for nobody; then skipped
 
 
 async def test_hosted_timeouts_are_retried(make_rig: Callable[..., Rig], make_event: Any) -> None:
-    rig = make_rig(server="hosted", timeout_s=0.3, max_retries=1)
-    rig.fake.push(Reply(delay=30.0, content=VALID), Reply(content=VALID))
+    rig = make_rig(server="hosted", timeout_s=TIMEOUT_S, max_retries=1)
+    rig.fake.push(Reply(delay=SLOW_S, content=VALID), Reply(content=VALID))
     result = await fold(rig, make_event("Launch sync", "Flux tariffs launch"))
     assert rig.fake.calls == 2 and result.planner == "llm"
 
