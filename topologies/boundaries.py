@@ -32,7 +32,7 @@ from schemas.graph import EDGE_PRIOR_WEIGHT, Edge, EdgeKind, Node, NodeKind
 from topologies import topics
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
-from topologies.entities import node_entities
+from topologies.entities import entities_of
 from topologies.graph import MemoryGraph
 from topologies.memory import TenantMemory, stable_id
 from topologies.naming import Namer
@@ -248,15 +248,20 @@ def _member_codes(memory: TenantMemory, concept_id: str) -> MemberCodes:
     memo = memory.node_memo
     members = memory.graph.nodes_of(topics.member_events(memory, concept_id))
 
+    def codes_of(node: Node) -> frozenset[str]:
+        return _codes(entities_of(memory, node))
+
     def derive(nodes: Sequence[Node]) -> MemberCodes:
-        codes = [memo.get("codes", node, _node_codes) for node in nodes]
+        codes = [memo.get("codes", node, codes_of) for node in nodes]
         return codes, frozenset().union(*codes)
 
     return memo.group("codes", concept_id, members, derive)
 
 
-def _node_codes(node: Node) -> frozenset[str]:
-    return frozenset(e for e in node_entities(node) if e.partition(":")[0] in CODE_ENTITIES)
+def _codes(entities: Sequence[str]) -> frozenset[str]:
+    """The tickets and mail threads among an event's entities (read once per version of the
+    event, by the planner first: ``entities_of``)."""
+    return frozenset(e for e in entities if e.partition(":")[0] in CODE_ENTITIES)
 
 
 def two_means(matrix: Vector) -> tuple[npt.NDArray[np.bool_], float]:

@@ -12,16 +12,19 @@ from fold_helpers import ScriptedPlanner, Step, concept_id, dump
 from schemas.events import RawEvent
 from schemas.graph import EdgeKind, NodeKind
 from schemas.plans import AddEdge, AddNode, UpdatePlan
+from topologies import entities as entities_module
 from topologies import topics
 from topologies.boundaries import code_share, two_means
 from topologies.config import EngineConfig
 from topologies.context import assemble_context
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
+from topologies.entities import entities_of
 from topologies.heuristic_planner import HeuristicPlanner
 from topologies.memory import TOPIC, TenantMemory, event_node_id
 from topologies.planner import PlanRequest
 from topologies.scope import FoldScope
+from topologies.text import extract_entities
 
 MakeEvent = Callable[..., RawEvent]
 
@@ -237,6 +240,36 @@ async def test_code_share_counts_the_members_naming_a_ticket_or_thread_of_the_ot
     # the smaller concept is the mails' (3 members): two name a ticket or thread of the other
     assert code_share(memory, chat, mails) == pytest.approx(2 / 3)
     assert code_share(memory, mails, chat) == pytest.approx(2 / 3)
+
+
+async def test_code_share_reads_the_tickets_from_the_entities_already_read_for_each_event(
+    make_event: MakeEvent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tickets and threads a member names are the entities the fold read for that version
+    of the event (``entities_of``): asking about two concepts extracts no entity again."""
+    script = {
+        **{f"chat-{i}": Step(["Launch channel"]) for i in range(3)},
+        **{f"mail-{i}": Step(["Launch mails"]) for i in range(3)},
+    }
+    engine = scripted(script, merge_similarity=1.1, code_merge_similarity=1.1)  # no merge
+    memory = engine.new_memory("alice")
+    texts = [(f"chat-{i}", t) for i, t in enumerate(CHATS)]
+    texts += [(f"mail-{i}", t) for i, t in enumerate(MAILS)]
+    await fold_texts(engine, memory, make_event, texts)
+    chat, mails = concept_id(memory, "Launch channel"), concept_id(memory, "Launch mails")
+    for concept in (chat, mails):  # what the fold read, as the planner reads it
+        for node in memory.graph.nodes_of(topics.member_events(memory, concept)):
+            entities_of(memory, node)
+    extracted: list[str] = []
+
+    def counting(text: str, *args: object, **kwargs: object) -> list[str]:
+        extracted.append(text)
+        return extract_entities(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(entities_module, "extract_entities", counting)
+    share = code_share(memory, chat, mails)
+    assert share > 0.0
+    assert extracted == []
 
 
 async def test_a_word_shaped_like_a_ticket_ties_no_two_matters(make_event: MakeEvent) -> None:

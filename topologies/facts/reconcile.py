@@ -97,15 +97,6 @@ def _normalised(node: Node) -> str:
     return normalise(node.text)
 
 
-def _head(memory: TenantMemory, node_id: str) -> Node | None:
-    """The current belief of the chain holding ``node_id`` (None: no such node); most
-    candidates are heads already, read without a walk."""
-    node = memory.graph.get(node_id)
-    if node is None or not node.superseded_by:
-        return node
-    return head_of(memory, node_id)
-
-
 def _history_and_slots(
     memory: TenantMemory, head: Node, depth: int
 ) -> tuple[tuple[Node, ...], tuple[Slots | None, ...]]:
@@ -113,9 +104,14 @@ def _history_and_slots(
     slots of each (read once per version of each node)."""
     memo = memory.node_memo
     if not head.supersedes or depth <= 1:  # most beliefs were never revised
-        return (head,), (memo.get("slots", head, _slots),)
+        return memo.get("history", head, _alone)
     history = tuple(walk(memory.graph, head, _older, depth))
     return history, tuple(memo.get("slots", node, _slots) for node in history)
+
+
+def _alone(head: Node) -> tuple[tuple[Node, ...], tuple[Slots | None, ...]]:
+    """The history of a belief never revised: itself and its slots."""
+    return (head,), (_slots(head),)
 
 
 def _history_slots(candidate: Candidate) -> tuple[Slots | None, ...]:
@@ -140,21 +136,39 @@ def candidates(
     named = [node_id for node_id, _ in index.search(vector, config.k, exclude=exclude or None)]
     if slots is not None and slots.asserts:
         named += recent_heads(memory, slots, config.slot_candidates)
-    heads: dict[str, Node] = {}
-    for node_id in dict.fromkeys(named):  # the kNN and the slot index often name the same
-        head = _head(memory, node_id)
-        if head is None or head.id in heads or head.id in exclude:
-            continue
-        if when is None or (head.valid_from or head.ts or when) <= when:
-            heads[head.id] = head
+    heads = _current_heads(memory, named, exclude, when)
     if not heads:
         return []
     rows, _ = index.get_many(list(heads))  # zeros where a head has no vector: cosine 0
     found = []
     for head, row in zip(heads.values(), rows, strict=True):
         history, slots_of = _history_and_slots(memory, head, config.chain_depth)
-        found.append(Candidate(head, _cos(row, vector), slots_of[0], history, slots_of))
-    return sorted(found, key=lambda c: (-c.similarity, c.head.id))
+        found.append(Candidate(head, float(np.dot(row, vector)), slots_of[0], history, slots_of))
+    found.sort(key=_ranked)
+    return found
+
+
+def _current_heads(
+    memory: TenantMemory, named: list[str], exclude: set[str], when: datetime | None
+) -> dict[str, Node]:
+    """The current beliefs of the chains holding the ``named`` facts, each once, in order;
+    none in ``exclude`` and none newer than ``when``."""
+    heads: dict[str, Node] = {}
+    get = memory.graph.get
+    for node_id in dict.fromkeys(named):  # the kNN and the slot index often name the same
+        head = get(node_id)
+        if head is not None and head.superseded_by:
+            head = head_of(memory, node_id)
+        if head is None or head.id in heads or head.id in exclude:
+            continue
+        if when is None or (head.valid_from or head.ts or when) <= when:
+            heads[head.id] = head
+    return heads
+
+
+def _ranked(candidate: Candidate) -> tuple[float, str]:
+    """Candidates in the order the rules read them: the closest sentence first."""
+    return -candidate.similarity, candidate.head.id
 
 
 def topic_similarity(
@@ -192,7 +206,11 @@ def same_slot(
     topics: TopicVectors,
     config: ReconcileConfig,
 ) -> SlotMatch | None:
-    """How the candidate matches as an earlier value of the item's slot (None: it is not)."""
+    """How the candidate matches as an earlier value of the item's slot (None: it is not).
+    Every rule below needs a revision cue: a statement that says nothing changed revises
+    nothing by its slot (most statements; checked first, before the candidate is read)."""
+    if not slots.cue:
+        return None
     other = candidate.slots
     if other is None or not other.asserts:
         return None

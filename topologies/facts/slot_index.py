@@ -10,6 +10,7 @@ its revision enters it. Written in the fold transaction like every other meta en
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 from topologies.facts.slots import SELF, Slots
 from topologies.memory import TenantMemory
@@ -18,6 +19,7 @@ PREFIX = "facts.slot."
 MAX_PER_HOLDER = 64
 
 
+@lru_cache(maxsize=8192)  # a holder's key is looked up for each of its later statements
 def _key(holder: str) -> str:
     return PREFIX + hashlib.blake2b(holder.encode("utf-8"), digest_size=10).hexdigest()
 
@@ -32,12 +34,14 @@ def lookup_holders(slots: Slots) -> list[str]:
 
 
 def recent_heads(memory: TenantMemory, slots: Slots, limit: int) -> list[str]:
-    """Up to ``limit`` recent beliefs of each holder the item may be about."""
-    out: list[str] = []
+    """Up to ``limit`` recent beliefs of each holder the item may be about (each once, where
+    its first holder lists it)."""
+    out: dict[str, None] = {}
+    get = memory.graph.get
     for holder in lookup_holders(slots):
-        ids = [i for i in memory.meta.get(_key(holder)) or () if memory.graph.get(i) is not None]
-        out.extend(i for i in ids[:limit] if i not in out)
-    return out
+        ids = [i for i in memory.meta.get(_key(holder)) or () if get(i) is not None]
+        out.update(dict.fromkeys(ids[:limit]))
+    return list(out)
 
 
 def remember(memory: TenantMemory, slots: Slots, fact_id: str, replaces: str | None) -> None:
