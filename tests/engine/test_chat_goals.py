@@ -65,6 +65,17 @@ async def intents_of(lines: list[tuple[str, str, int]]) -> list[str]:
     return [intent.title for intent in memory.graph.nodes(NodeKind.INTENT)]
 
 
+def title_of(lines: list[tuple[str, str, int]]) -> str:
+    """The title the namer gives a goal whose evidence is the chat's turns, stored unfolded."""
+    events = [chat(f"m{i}", *line) for i, line in enumerate(lines)]
+    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner({}), EngineConfig())
+    memory: TenantMemory = engine.new_memory("nate")
+    for raw in events:
+        engine.ingest(memory, raw)
+    namer = Namer(HashingEmbedder(dim=256))
+    return namer.title_intent(memory, [event_node_id("nate", e.id) for e in events], None)
+
+
 def twice(lines: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
     """Two weeks of the same talk."""
     return lines + [(speaker, text, day + 12) for speaker, text, day in lines]
@@ -78,15 +89,18 @@ async def test_a_friends_promises_on_many_days_make_no_goal_of_what_they_talk_ab
 
 
 async def test_promises_about_the_thing_itself_make_a_goal() -> None:
+    """The same talk, the friend's promises now about the recommendations themselves."""
+    promises = [
+        "I'll send you my movie recommendations tonight.",
+        "I'll write down more movie recommendations for you.",
+        "I'll add the new recommendations to my list for you.",
+    ]
+    joanna = [line for line in CHATTER if line[0] == "Joanna"]
     committed = [
-        ("Joanna", "Have you watched any good movies lately? I could use some movie "
-         "recommendations.", 0),
-        ("Nate", "I'll send you my movie recommendations tonight.", 0),
-        ("Joanna", "The movie recommendations you gave me were so good, the acting was great.", 4),
-        ("Nate", "I'll write down more movie recommendations for you.", 4),
-        ("Joanna", "I watched two more movies from your recommendations, both were gripping.", 9),
-        ("Nate", "I'll add the new recommendations to my list for you.", 9),
-    ]  # fmt: skip
+        turn
+        for (speaker, text, day), promise in zip(joanna, promises, strict=True)
+        for turn in ((speaker, text, day), ("Nate", promise, day))
+    ]
     assert await intents_of(twice(committed)) == ["Send the movie recommendations"]
 
 
@@ -127,14 +141,7 @@ def test_a_thing_one_sentence_plans_is_named_by_what_it_does_to_it() -> None:
         ("Evan", "All the cousins. The family reunion is going to be huge.", 4),
         ("Sam", "Send me a photo of the family reunion!", 9),
     ]
-    events = [chat(f"m{i}", *line) for i, line in enumerate(lines)]
-    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner({}), EngineConfig())
-    memory: TenantMemory = engine.new_memory("nate")
-    for raw in events:
-        engine.ingest(memory, raw)
-    namer = Namer(HashingEmbedder(dim=256))
-    ids = [event_node_id("nate", e.id) for e in events]
-    assert namer.title_intent(memory, ids, None) == "Plan the family reunion"
+    assert title_of(lines) == "Plan the family reunion"
 
 
 @pytest.mark.parametrize(
@@ -197,11 +204,4 @@ def test_a_speakers_own_goal_names_the_intent_when_no_one_is_the_user() -> None:
         ("Caroline", "I hope to build my own family and give kids a loving home.", 1),
         ("Melanie", "Giving a home to kids is such a loving way to build a family.", 1),
     ]  # fmt: skip
-    events = [chat(f"m{i}", *line) for i, line in enumerate(lines)]
-    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner({}), EngineConfig())
-    memory: TenantMemory = engine.new_memory("nate")
-    for raw in events:
-        engine.ingest(memory, raw)
-    namer = Namer(HashingEmbedder(dim=256))
-    ids = [event_node_id("nate", e.id) for e in events]
-    assert namer.title_intent(memory, ids, None) == "Build a family"
+    assert title_of(lines) == "Build a family"
