@@ -1,10 +1,15 @@
-"""Fixtures shared by the engine's naming tests: one spaCy parser per module, a Namer on it."""
+"""Fixtures shared by the engine's tests: one spaCy parser per module, a Namer on it, and an
+engine whose planner proposes nothing (tests apply their own plans) with alice's memory."""
 
 from __future__ import annotations
 
 import pytest
+from fold_helpers import ScriptedPlanner
 
+from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
+from topologies.engine import FoldEngine
+from topologies.memory import TenantMemory
 from topologies.naming import Namer
 from topologies.naming.phrases import PhraseParser
 
@@ -17,3 +22,13 @@ def parser() -> PhraseParser:
 @pytest.fixture
 def namer(embedder: HashingEmbedder, parser: PhraseParser) -> Namer:
     return Namer(embedder, parser)
+
+
+@pytest.fixture
+def engine(embedder: HashingEmbedder, engine_config: EngineConfig) -> FoldEngine:
+    return FoldEngine(embedder, ScriptedPlanner({}), engine_config)
+
+
+@pytest.fixture
+def memory(engine: FoldEngine) -> TenantMemory:
+    return engine.new_memory("alice")

@@ -6,30 +6,19 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from fold_helpers import ScriptedPlanner, concept_id, dump, run_plan
+from fold_helpers import concept_id, dump, run_plan
 
 from schemas.errors import PlanRejectedError
 from schemas.events import RawEvent
 from schemas.graph import EDGE_PRIOR_WEIGHT, EdgeKind, NodeKind
 from schemas.plans import AddEdge, AddNode, MergeNodes, RemoveNode, UpdateNode, UpdatePlan
 from topologies.config import EngineConfig
-from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
 from topologies.executor import time_node_id
 from topologies.graph import decayed_weight
 from topologies.memory import TenantMemory, event_node_id, stable_id
 
 MakeEvent = Callable[..., RawEvent]
-
-
-@pytest.fixture
-def engine(embedder: HashingEmbedder, engine_config: EngineConfig) -> FoldEngine:
-    return FoldEngine(embedder, ScriptedPlanner({}), engine_config)
-
-
-@pytest.fixture
-def memory(engine: FoldEngine) -> TenantMemory:
-    return engine.new_memory("alice")
 
 
 def new_concept(title: str, ref: str = "c1", event: str | None = None) -> list[AddNode | AddEdge]:

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import numpy as np
-import pytest
 from fold_helpers import ScriptedPlanner, Step, run_plan
 from test_goal_titles import REVIEW, event, fold, launch, the_intent
 
@@ -28,16 +27,6 @@ MakeEvent = Callable[..., RawEvent]
 GOAL = "Renew the passport"
 LATER = REVIEW - timedelta(days=1)
 STORY = "This came up because 2 events between 2 Nov and 3 Nov point to the same goal (Passport)."
-
-
-@pytest.fixture
-def engine(embedder: HashingEmbedder, engine_config: EngineConfig) -> FoldEngine:
-    return FoldEngine(embedder, ScriptedPlanner({}), engine_config)
-
-
-@pytest.fixture
-def memory(engine: FoldEngine) -> TenantMemory:
-    return engine.new_memory("alice")
 
 
 def plan(*ops: AddNode | AddEdge | UpdateNode) -> UpdatePlan:

@@ -20,11 +20,6 @@ from topologies.planner import PLANNED_BY_KEY, PlanRequest
 MakeEvent = Callable[..., RawEvent]
 
 
-@pytest.fixture
-def engine(embedder: HashingEmbedder, engine_config: EngineConfig) -> FoldEngine:
-    return FoldEngine(embedder, ScriptedPlanner({}), engine_config)
-
-
 def seeded(engine: FoldEngine, make_event: MakeEvent) -> TenantMemory:
     """A small graph: two grounded concepts linked, one FACT made by event ev-1."""
     memory = engine.new_memory("alice")
