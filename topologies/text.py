@@ -246,6 +246,8 @@ _MENTION = re.compile(r"(?<![\w@.])@([A-Za-z][\w.\-]{1,40}[A-Za-z0-9])")
 _CHANNEL = re.compile(r"(?<![\w&])#([a-z][a-z0-9_\-]{2,40})\b")
 _CAPWORD = re.compile(r"[A-ZÄÖÜ][\w'’\-]*", re.UNICODE)
 _SENTENCE_END = re.compile(r"[.!?:\n]\s*$")
+_AFTER_QUANTITY = re.compile(r"(?<![\w.,])\d[\d.,:]*\s$")  # "25.00 ", "10:00 " just before
+_UNIT_CODE = re.compile(r"[A-Z]{2,5}")  # "EUR", "CEST", "GB": a unit when it follows a number
 _NAME_SKIP = frozenset({"i", "re", "fwd", "fw", "ok", "dear", "hi", "hello", "hey", "thanks"})
 
 ENTITY_WEIGHT = {"ticket": 2.0, "thread": 1.5, "email": 0.5, "person": 0.5, "name": 0.75,
@@ -260,6 +262,8 @@ def _name_words(text: str) -> list[tuple[int, int, str]]:
         low = word.lower()
         if len(low) < 2 or low in STOPWORDS or low in CALENDAR_WORDS or low in _NAME_SKIP:
             continue
+        if _is_unit(text, match.start(), word):
+            continue
         before = text[max(0, match.start() - 3) : match.start()]
         at_start = match.start() == 0 or bool(_SENTENCE_END.search(before))
         limit = 3.5 if at_start else 5.0
@@ -267,6 +271,15 @@ def _name_words(text: str) -> list[tuple[int, int, str]]:
             continue
         found.append((match.start(), match.end(), word))
     return found
+
+
+def _is_unit(text: str, start: int, word: str) -> bool:
+    """An upper-case code written right after a number is the number's unit ("25.00 EUR",
+    "10:00 CEST", "40 GB"): it names no one, and as a name it would link every price, every
+    meeting time, every file size of a memory. The same code anywhere else stays a name."""
+    if not _UNIT_CODE.fullmatch(word):
+        return False
+    return _AFTER_QUANTITY.search(text, max(0, start - 16), start) is not None
 
 
 def _names(text: str) -> list[str]:

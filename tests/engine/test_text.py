@@ -64,6 +64,17 @@ def test_entities_cover_tickets_emails_mentions_names_and_participants() -> None
     assert not any(e.endswith(":the") or e.endswith(":please") for e in found)
 
 
+def test_a_code_after_a_number_is_its_unit_not_a_name() -> None:
+    text = (
+        "Own share 384.20 EUR, photo 14 EUR. Sync at 10:00 CEST, 40 GB left. "
+        "Ask Farida about the EUR rate before flight QR 78 and the Q4 OKR workshop."
+    )
+    found = extract_entities(text)
+    assert not any(e.endswith((":cest", ":gb")) for e in found)
+    assert {"name:eur", "name:farida", "name:qr", "name:q4 okr"} <= set(found)
+    assert extract_entities("A voucher worth 500 EUR.") == []
+
+
 def test_the_owner_is_not_an_entity() -> None:
     found = extract_entities("Alice and Farida met", ["Alice Keller <alice@x.de>"], owner="alice")
     assert not any("alice" in e for e in found)
