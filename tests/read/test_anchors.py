@@ -102,3 +102,18 @@ def test_events_involving_the_named_person_rank_first(embedder: HashingEmbedder)
     res = ask(b, "What recipes has Nate made?", ReadConfig(contiguity=False), k=3)
     assert res.items[0].event_ids == ["n-1"]
     assert res.items[0].explanation.anchors == ["nate"]
+
+
+def test_a_ticket_the_question_names_brings_the_events_that_write_it(
+    embedder: HashingEmbedder,
+) -> None:
+    b = Builder(embedder)
+    b.event("late", "#launch", "FLX-142 update: the partner feed still lands late", hours=1)
+    b.event("fix", "#launch", "The fallback for FLX-142 is in review", hours=2)
+    for i in range(4):
+        b.event(
+            f"other-{i}", "#launch", f"What happened with the demo slides, round {i}?", hours=3 + i
+        )
+    res = ask(b, "what happened with FLX-142", ReadConfig(contiguity=False), k=2)
+    assert sorted(e for i in res.items for e in i.event_ids) == ["fix", "late"]
+    assert all(i.explanation.anchors == ["flx-142"] for i in res.items)

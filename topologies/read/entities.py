@@ -8,7 +8,8 @@
   speaker of every turn) links nothing.
 
 Names come from :func:`topologies.text.extract_entities` (capitalised names, @mentions,
-participants), lower-cased, with a possessive "'s" dropped so "Caroline's" is "caroline".
+participants, and ticket ids such as "FLX-142": a question about a ticket is about the events
+that write it), lower-cased, with a possessive "'s" dropped so "Caroline's" is "caroline".
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from topologies.graph import MemoryGraph
 from topologies.memory import event_node_id
 from topologies.text import extract_entities
 
-NAME_KINDS = frozenset({"name", "person", "mention"})
+NAME_KINDS = frozenset({"name", "person", "mention", "ticket"})  # a ticket id names its matter
 _POSSESSIVE = re.compile(r"['’]s$")
 MAX_CACHED = 200_000
 
@@ -126,7 +127,11 @@ def entity_hops(
     found: dict[str, tuple[float, str]] = {}
 
     def visit(name: str, strength: float, skip: str | None = None) -> None:
-        postings = index.postings(f"name:{name}") or index.postings(f"person:{name}")
+        postings = (
+            index.postings(f"name:{name}")
+            or index.postings(f"person:{name}")
+            or index.postings(f"ticket:{name}")
+        )
         if not postings or len(postings) > max_postings:
             return
         for _, node_id in postings:
