@@ -12,7 +12,7 @@ calendar entry, a formal email, a chat message):
   scheduled or confirmed; "book" and "register" only as verbs: "a book" is something to
   read), or a request to act ("please confirm", "can you send", "remind me", "don't
   forget"); not an inference ("that must have taken a lot of skill"), nor what reminds
-  someone ("moments like these remind us");
+  someone ("moments like these remind us"), nor a negated one ("I don't have to");
 - **a problem**: something broken, failing, late, hurting, blocked or complained about, or a
   symptom of the body (swollen, sore, a flare, an injury, a fever). Once is an incident;
   coming back on other days, it is a problem the person keeps returning to.
@@ -169,8 +169,28 @@ def _commits(text: str) -> bool:
     the writer asks the person addressed about: "So, where are you going to stay?" is
     their plan, if any, and no commitment of anyone's (a request, "Can you send ...?",
     stays one). A word that needs the parse is parsed only when no other cue commits."""
-    cues = [cue for cue in _COMMIT.finditer(text) if not _asked_of_you(text, cue)]
+    cues = [
+        cue
+        for cue in _COMMIT.finditer(text)
+        if not _asked_of_you(text, cue) and not _negated(text, cue)
+    ]
     return any(_cue_holds(text, cue) for cue in sorted(cues, key=_needs_parse))
+
+
+# a negation right before a cue, an adverb at most between: "I don't have to stress about
+# it", "we do not need to book", "I'm not going to", "you never have to"
+_NOT_BEFORE = re.compile(
+    r"\b(?:not|never|no longer|(?:do|does|did|wo|would|should|could)n['’]?t|cannot|can['’]?t)"
+    r"\s+(?:\w+ly\s+)?$",
+    re.IGNORECASE,
+)
+
+
+def _negated(text: str, cue: re.Match[str]) -> bool:
+    """The cue is negated: no obligation, plan or need ("Finally, I don't have to stress
+    about it, so I can just enjoy my movies and games": a relief, and no goal of the
+    games). A cue that is itself a negated imperative ("don't forget") stays a request."""
+    return _NOT_BEFORE.search(text[: cue.start()]) is not None
 
 
 def _needs_parse(cue: re.Match[str]) -> bool:
@@ -456,10 +476,10 @@ CUES_ATTR = "goal_cues"
 # cue asked of "you" in a question, is no commitment; 4: a favour asked ("Can you remind me
 # to ...?"), a note opening with "book" ("Book flights") and "the plan is to" are; 5: an
 # inferring "must", the noun "a must" and a "remind" that reports are no commitment, "I hope
-# to" and "my goal is to" are; 6: "we're planning" a thing is); cues of another version are
-# read again when a memory is loaded (``current_cues``), so an upgraded store never scores
-# goals by cues the rules no longer give
-CUES_VERSION = 6
+# to" and "my goal is to" are; 6: "we're planning" a thing is; 7: a negated cue, "I don't
+# have to", is none); cues of another version are read again when a memory is loaded
+# (``current_cues``), so an upgraded store never scores goals by cues the rules no longer give
+CUES_VERSION = 7
 
 
 def signals_attr(signals: Signals) -> dict[str, object]:

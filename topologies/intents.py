@@ -24,8 +24,9 @@ An intent crystallises when ``D >= theta[category]``, ``|S| >= min_supporting_co
 one converging concept), the evidence comes from at least ``MIN_EVIDENCE_EVENTS`` distinct
 events, and its evidence events carry goal cues (``GoalEvidence.score >= goal_min_score``,
 ``topologies/goals.py``), and, for a goal only said on several days (no dated commitment, no
-problem returning), a sentence carrying a cue writes the thing its title is about
-(``IntentEmergence._cued_goal``; a refusal is kept in ``memory.meta`` until a new cue comes).
+problem returning that an action of the evidence is about), a sentence carrying a cue writes
+the thing its title is about and its verb (``IntentEmergence._cued_goal``; a refusal is kept
+in ``memory.meta`` until a new cue comes).
 Before that, ``intent_boundaries.goal_of`` looks for the intent
 whose goal this cluster already is (its seed triggers it, or ``duplicate_overlap`` of the
 evidence mass lies on concepts that trigger it): an open one is reinforced instead (REINFORCES
@@ -132,7 +133,7 @@ from topologies.intent_boundaries import (
 from topologies.memory import TOPIC, TenantMemory
 from topologies.naming import Namer, next_naming, redate, with_deadline
 from topologies.naming.phrases import is_own
-from topologies.naming.titles import head_word, held_on
+from topologies.naming.titles import head_word, held_on, is_derived, writes_the_action
 from topologies.node_memo import NodeMemo
 from topologies.scope import FoldScope
 from topologies.text import DateMention, find_dates
@@ -474,28 +475,35 @@ class IntentEmergence:
     def _cued_goal(self, memory: TenantMemory, cluster: Cluster, title: str) -> bool:
         """Whether the goal the title names is what the evidence's goal cues speak of, where
         nothing else makes it one: a sentence that carries a cue (a commitment, a problem, a
-        day ahead) writes the thing the title's action is done to ("we're planning a big
-        family reunion next summer"). Asked of a goal only said on several days: no event
-        commits to a day ahead ("Flights booked: Lisbon, 18 Dec" makes the trip a goal,
-        whatever its title), no problem comes back on another day (the flaky test failing
-        all week is a goal, and "Replace the RouteCache singleton" its fix, in no problem's
-        words); then a title with no object ("Care", a concept's label) names none. Months
-        of chat commit to many small things on many days ("I'll definitely check it out",
-        "I'll keep pushing forward"): "Follow up on the passionate people" and "Spread love"
-        named topics those cues were not about (LoCoMo-10). With no goal cues asked for
-        (``goal_min_score`` 0), none is asked to speak of the goal."""
+        day ahead) writes the thing the title's action is done to, and the action itself
+        ("we're planning a big family reunion next summer": "Plan the family reunion"; "We'll
+        definitely have a great time on our hike" plans no hike), its verb unless the namer
+        supplied it (``titles.writes_the_action``). Asked of a goal only said on several
+        days: no event commits to a day ahead ("Flights booked: Lisbon, 18 Dec" makes the
+        trip a goal, whatever its title), no problem comes back on another day (the flaky
+        test failing all week is a goal, and "Replace the RouteCache singleton" its fix, in
+        no problem's words); a returning problem makes no goal of a thing no event acts on
+        ("Follow up on ...") unless a sentence with a cue writes it: an issue and a late
+        reply on two days made "Follow up on the colorful sunset" (LoCoMo-10). A title with
+        no object ("Care", a concept's label) names none. Months of chat commit to many
+        small things on many days ("I'll definitely check it out", "I'll keep pushing
+        forward"): "Follow up on the passionate people" and "Spread love" named topics those
+        cues were not about (LoCoMo-10). With no goal cues asked for (``goal_min_score`` 0),
+        none is asked to speak of the goal."""
         if self.config.intents.goal_min_score <= 0:
             return True
         head = self.namer.title_object(title)
         if not head:
             return False
         goal = cluster.goal
-        if goal.ahead & goal.commitments or len(goal.problem_days) > 1:
-            return True  # planned for a day, or a problem returning: a goal by itself
+        if goal.ahead & goal.commitments:
+            return True  # planned for a day: a goal by itself
+        if len(goal.problem_days) > 1 and not is_derived(title):
+            return True  # a problem returning, and an action the evidence states about it
         word = head_word(head)
         graph = memory.graph
         return any(
-            word.search(sentence) is not None
+            word.search(sentence) is not None and writes_the_action(title, sentence)
             for event in sorted(goal.commitments | goal.problems | goal.ahead)
             for sentence in cue_sentences(graph.node(event))
         )

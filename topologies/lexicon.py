@@ -166,3 +166,18 @@ PLACE_WORDS = wordset(
 )
 # nouns that only say how much ("get a bit of rest", "do a lot"): no thing to act on
 QUANTITY_NOUNS = wordset("bit bits lot lots ton tons bunch couple plenty handful")
+# nouns of a light-verb idiom, which stand for the verb's own event and name nothing of their
+# own ("I'll give it a go", "have a try", "take a look", "give it a shot", "let's find a time
+# that works"): the closed class of English's idioms of trying and looking (Huddleston and
+# Pullum, The Cambridge Grammar of the English Language, 2002, ch. 4, light verbs: "have a
+# go / a look / a try", "give it a try"), and "time", the general noun of when
+LIGHT_NOUNS = wordset("go try shot stab crack whirl look peek glance time")
+# the concrete general nouns, which stand for whatever the talk is about and name nothing of
+# their own ("I'm excited to try new things", "keep things flowing"): Halliday and Hasan,
+# Cohesion in English, 1976, ch. 6, general nouns ("thing", "stuff")
+GENERAL_NOUNS = wordset("thing stuff")
+# verbs that pass a thing on to someone: what a friend sends, shows, shares or gives the other
+# in a chat is passed on in the chat itself ("I can send you a link", "I'll give you that
+# boost"), the verbs of giving and sending of Levin (English Verb Classes and Alternations,
+# 1993, 13.1 and 11.1), with showing and sharing
+PASSING_VERBS = wordset("give send show share lend hand pass forward")

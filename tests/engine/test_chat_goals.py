@@ -88,20 +88,144 @@ async def test_a_friends_promises_on_many_days_make_no_goal_of_what_they_talk_ab
     assert await intents_of(twice(CHATTER)) == []
 
 
-async def test_promises_about_the_thing_itself_make_a_goal() -> None:
-    """The same talk, the friend's promises now about the recommendations themselves."""
-    promises = [
-        "I'll send you my movie recommendations tonight.",
-        "I'll write down more movie recommendations for you.",
-        "I'll add the new recommendations to my list for you.",
-    ]
+def promised(promises: list[str]) -> list[tuple[str, str, int]]:
+    """The film talk, each of Joanna's turns answered by one of Nate's promises."""
     joanna = [line for line in CHATTER if line[0] == "Joanna"]
-    committed = [
+    return [
         turn
         for (speaker, text, day), promise in zip(joanna, promises, strict=True)
         for turn in ((speaker, text, day), ("Nate", promise, day))
     ]
-    assert await intents_of(twice(committed)) == ["Send the movie recommendations"]
+
+
+async def test_promises_about_the_thing_itself_make_a_goal() -> None:
+    """The same talk, the friend's promises now about what he will do with the
+    recommendations himself."""
+    promises = [
+        "I'll watch the movie recommendations tonight.",
+        "I'll write down the movie recommendations in my journal.",
+        "I'll add the new recommendations to my watch list.",
+    ]
+    assert await intents_of(twice(promised(promises))) == ["Watch the movie recommendations"]
+
+
+async def test_a_promise_to_pass_a_thing_on_to_the_friend_is_the_chat_itself() -> None:
+    """Sending, writing down or sharing recommendations for the friend he is talking to is
+    done in the chat itself, no errand: before, "Send the movie recommendations" was an
+    intent (LoCoMo-10: "Send a photo")."""
+    promises = [
+        "I'll send you my movie recommendations tonight.",
+        "I'll write down more movie recommendations for you.",
+        "I'll share the new recommendations with you.",
+    ]
+    assert await intents_of(twice(promised(promises))) == []
+
+
+async def test_a_goal_said_on_several_days_is_the_action_its_cue_states() -> None:
+    """ "Let's plan a hike" carries no cue, and the promises speak of the hike without
+    planning it ("We'll definitely have a great time on our hike"): before, "Plan a hike"
+    was an intent (LoCoMo-10, conv-49), which hike and when no one said. Promising to plan
+    it makes the goal."""
+    talk = [
+        ("Evan", "Let's plan a hike soon! The trails near the lake are lovely.", 0),
+        ("Sam", "We'll definitely have a great time on our hike.", 0),
+        ("Evan", "The trails near the lake were muddy last week.", 4),
+        ("Sam", "We'll have so much fun on the hike!", 4),
+        ("Evan", "Let's plan a hike, the trails are dry now.", 9),
+        ("Sam", "We'll have a blast on the hike.", 9),
+    ]
+    assert await intents_of(twice(talk)) == []
+    planned = [
+        *talk[:3],
+        ("Sam", "I'll plan the hike to the lake this week!", 4),
+        talk[4],
+        ("Sam", "I'm going to plan the hike tonight.", 9),
+    ]
+    assert await intents_of(twice(planned)) == ["Plan the hike"]
+
+
+async def test_worries_on_several_days_make_no_goal_of_a_thing_they_do_not_speak_of() -> None:
+    """A problem coming back is a goal of what an event does about it; a thing no event
+    acts on ("Follow up on ...") is its goal only when a sentence with a cue writes it:
+    before, a late reply and exam worries made "Follow up on the colorful sunset" (LoCoMo-10,
+    conv-48)."""
+    talk = [
+        ("Deborah", "The colorful sunset at the beach was magical.", 0),
+        ("Jolene", "So sorry for the late reply, the exams are stressing me out.", 0),
+        ("Deborah", "The colorful sunset reminded me of my mom.", 4),
+        ("Jolene", "Sorry, I'm worried about the exams.", 4),
+        ("Deborah", "The colorful sunset over the sea is my favourite view.", 9),
+        ("Jolene", "The exams went badly, I'm worried again.", 9),
+    ]
+    assert await intents_of(twice(talk)) == []
+    broken = ("Jolene", "Sorry, I'm worried. The colorful sunset photo is broken.", 4)
+    assert await intents_of(twice([*talk[:3], broken, *talk[4:]])) == [
+        "Follow up on the colorful sunset"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll give it a go and let you know how it turns out.",
+        "Let's find a time that works for both of us.",
+        "I'm excited to give it a try.",
+        "I'm excited to try new things, should be fun.",
+    ],
+)
+def test_a_light_verb_idiom_names_nothing_to_do(text: str) -> None:
+    """ "Give it a go", "find a time": the idiom's noun stands for the verb's own event and
+    names nothing (``lexicon.LIGHT_NOUNS``), nor does a general noun ("new things",
+    ``lexicon.GENERAL_NOUNS``); LoCoMo-10 had "Give a go (by 28 Jul)" and "Find a time"
+    pending."""
+    (analysis,) = PhraseParser().analyse([("", text, frozenset())])
+    assert analysis.actions == ()
+
+
+def test_a_friends_cheer_is_no_goal_of_either() -> None:
+    """ "Reach for your goals" tells the other friend what to do: advice, no errand; the
+    title is what Jolene says she will do (before: "Reach for the goals", LoCoMo-10)."""
+    lines = [
+        ("Deborah", "Reach for your goals and enjoy the journey!", 0),
+        ("Jolene", "Thanks! My goals for the robotics project keep me going.", 0),
+        ("Deborah", "Reach for your goals, the robotics project will be great.", 3),
+        ("Jolene", "I'll build the robot arm for the robotics project this month.", 3),
+    ]
+    assert title_of(lines) == "Build the robot arm for the robotics project"
+
+
+def test_a_photo_sent_in_the_chat_is_no_errand() -> None:
+    """A photo sent to the friend in the chat is sent there (before: "Send a photo",
+    LoCoMo-10); restoring the engine is Dave's own."""
+    lines = [
+        ("Dave", "Oh, almost forgot to send a photo, look at this beautiful car.", 0),
+        ("Calvin", "Wow, that car looks great! Send a photo of the engine too.", 0),
+        ("Dave", "I'll send you a photo of the engine tomorrow. I need to restore the "
+         "engine of the Mustang.", 3),
+        ("Calvin", "The Mustang will look amazing, send me a photo when it is done.", 3),
+    ]  # fmt: skip
+    assert title_of(lines) == "Restore the engine"
+
+
+@pytest.mark.parametrize(
+    ("text", "verb", "for_reader"),
+    [
+        ("Reach for your goals and don't forget to enjoy the journey.", "reach", True),
+        ("I'll always be here to support you and give you that boost.", "give", True),
+        ("I can send you a link.", "send", True),
+        ("Oh, almost forgot to send a photo, look at this beautiful car.", "send", True),
+        ("I hope to build my own family and give kids a loving home.", "build", False),
+        ("I need to send the insurance forms to the agency.", "send", False),
+        ("Let's plan a hike soon.", "plan", False),
+    ],
+)
+def test_who_a_clause_is_for(text: str, verb: str, for_reader: bool) -> None:
+    """An order or advice to the one addressed, a thing given, sent or shown to them, or a
+    thing of no particular kind sent with no one else named, is for the reader; a thing the
+    speaker means to do, for themselves or for someone else named, is not."""
+    (analysis,) = PhraseParser().analyse([("", text, frozenset())])
+    (action,) = [a for a in analysis.actions if a.verb == verb]
+    assert action.for_reader is for_reader
 
 
 def test_a_goal_cue_is_read_in_its_own_sentence() -> None:
@@ -130,6 +254,25 @@ def test_a_goal_cue_is_read_in_its_own_sentence() -> None:
 )
 def test_a_plan_under_way_is_a_commitment(text: str) -> None:
     assert event_signals(event_to_node(chat("m0", "Evan", text, 0), "n0")).commitment
+
+
+@pytest.mark.parametrize(
+    ("text", "commitment"),
+    [
+        ("Finally, I don't have to stress about it, so I can just enjoy my movies and "
+         "games.", False),
+        ("I'm not going to quit the band.", False),
+        ("We really don't have to hurry.", False),
+        ("I have to go to the gym more often.", True),
+        ("Don't forget the details!", True),
+    ],
+)  # fmt: skip
+def test_a_negated_obligation_is_no_commitment(text: str, commitment: bool) -> None:
+    """ "I don't have to stress about it" is a relief: before, its "have to" was a
+    commitment, and "Follow up on the video games" a goal (LoCoMo-10, conv-42). A request
+    put as "don't forget" stays one."""
+    signals = event_signals(event_to_node(chat("m0", "Nate", text, 0), "n0"))
+    assert signals.commitment is commitment
 
 
 def test_a_thing_one_sentence_plans_is_named_by_what_it_does_to_it() -> None:

@@ -97,6 +97,17 @@ def test_an_obligation_met_is_no_to_do() -> None:
     assert actions(text) == []
 
 
+def test_what_a_thing_made_someone_do_is_no_to_do() -> None:
+    """ "It made me realize" tells what happened, as "got to" and "had to" do: before,
+    "Realize the importance" was a pending intent (LoCoMo-10, conv-48)."""
+    text = "It made me realize the importance of incorporating relaxation and self-care."
+    assert actions(text) == []
+
+
+def test_making_someone_do_a_thing_ahead_stays_a_to_do() -> None:
+    assert actions("You have to make them sign the lease.") == ["sign the lease"]
+
+
 def test_help_asked_for_keeps_its_to_do() -> None:
     assert actions("Can you help me fix the sink?") == ["fix the sink"]
 

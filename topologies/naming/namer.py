@@ -67,6 +67,7 @@ from topologies.naming.titles import (
     as_action,
     by_its_heading,
     by_its_name,
+    chat_turn,
     committed_verb,
     dated_heads,
     dated_things,
@@ -430,7 +431,8 @@ class Namer:
         names = self.names_of(events)
         texts = [f"{n.title}\n{n.text}" for n in events]
         due = dated_things(events, analyses, deadline, self.parser.parse)
-        title = self._best_title(analyses, vectors, labels, own, anchored, names, texts, due)
+        chat = [chat_turn(n) for n in events]
+        title = self._best_title(analyses, vectors, labels, own, anchored, names, texts, due, chat)
         if not title:
             return labels[0] if labels else "Follow up"
         if deadline is None:
@@ -448,13 +450,23 @@ class Namer:
         names: frozenset[str],
         texts: Sequence[str] = (),
         dated: Sequence[Phrase] = (),
+        chat: Sequence[bool] = (),
     ) -> str:
         """The goal's title, always an action: what it is about, in the evidence's own verb,
         and the named thing the evidence keeps returning to (:meth:`_with_target`);
-        ``dated``: what the deadline's day is written against (``dated_things``)."""
+        ``dated``: what the deadline's day is written against (``dated_things``); ``chat``:
+        which events are chat turns that say only who spoke (``titles.chat_turn``)."""
         heads = frozenset(p.head for p in dated)
         ranking = (
-            partial(rank_actions, analyses, vectors, labels=labels, own=own, anchored=anchored),
+            partial(
+                rank_actions,
+                analyses,
+                vectors,
+                labels=labels,
+                own=own,
+                anchored=anchored,
+                chat=chat,
+            ),
             partial(
                 rank_goals,
                 analyses,

@@ -30,8 +30,11 @@ from topologies.graph import raw_attr
 from topologies.lexicon import (
     CALENDAR_WORDS,
     FEELING_VERBS,
+    GENERAL_NOUNS,
     INTENTION_NOUNS,
     LABEL_SKIP,
+    LIGHT_NOUNS,
+    PASSING_VERBS,
     QUANTITY_NOUNS,
     STOPWORDS,
     wordset,
@@ -111,6 +114,9 @@ class Action:
     goal: float = 0.0  # its clause states it as the person's goal ("I need to ...", "must be
     # done": 1) or asks it of them ("Please confirm ...": 0.5)
     speaker: str = ""  # whose doing: WRITER ("I ..."), READER ("you ..."), "" (anybody's)
+    # the clause tells the person addressed what to do or does it for them ("Reach for your
+    # goals", "I can send you a link"): ``for_the_reader``
+    for_reader: bool = False
 
 
 @dataclass(frozen=True)
@@ -632,6 +638,8 @@ def _action(verb: Any, obj: Any, prep: str, names: frozenset[str], in_title: boo
     text, key = _object_text(obj)
     if not key or len(text.split()) > 5:
         return None
+    if _lemma(obj) in LIGHT_NOUNS | GENERAL_NOUNS and not _prep_phrase(verb, obj.i):
+        return None  # "give it a go", "find a time", "try new things": nothing named
     if in_title and not any(c.dep_ in ("det", "poss") for c in obj.children):
         return None  # a heading's "Run log" or "Book club" is a noun phrase
     if lemma in NEED_VERBS and any(c.dep_ == "nummod" for c in obj.children):
@@ -650,6 +658,7 @@ def _action(verb: Any, obj: Any, prep: str, names: frozenset[str], in_title: boo
         in_title=in_title,
         goal=states_goal(verb),
         speaker=_speaker(verb),
+        for_reader=for_the_reader(verb, obj),
     )
 
 
@@ -743,6 +752,56 @@ def _speaker(verb: Any) -> str:
     return ""
 
 
+def for_the_reader(verb: Any, obj: Any) -> bool:
+    """The clause tells the person addressed what to do, or does a thing for them: an
+    imperative ("Reach for your goals"), "you" as its doer ("you get to spend time with your
+    sister"), "you" as the one it is given, sent or shown to ("I can send you a link", "give
+    you that boost"), a thing of theirs as its object ("help your team"), or a thing of no
+    particular kind passed on with no one named to receive it ("almost forgot to send a
+    photo": to the one spoken to). Between two friends chatting, such a clause is advice,
+    cheer or the chat itself, no errand of the speaker's (``titles._theirs``)."""
+    if _imperative(verb) or _speaker(verb) == READER:
+        return True
+    if any(c.lower_ in _YOU for c in obj.children if c.dep_ == "poss"):
+        return True
+    receivers = [c for c in verb.children if c.dep_ == "dative"]
+    receivers += [
+        o
+        for p in [*verb.children, *obj.children]  # "recommendations for you"
+        if p.dep_ == "prep" and p.lower_ in _RECEIVING
+        for o in p.children
+        if o.dep_ == "pobj"
+    ]
+    if any(r.lower_ in _YOU for r in receivers):
+        return True
+    return _lemma(verb) in PASSING_VERBS and not receivers and not _definite(obj)
+
+
+_YOU = wordset("you your yourself yourselves")
+_RECEIVING = wordset("to with for")  # "send it to you", "share it with you", "made for you"
+
+
+def _imperative(verb: Any) -> bool:
+    """The verb is an order or advice to the person addressed: its base form with no
+    subject, heading its sentence or joined to such a verb ("Reach for your goals and
+    don't forget ..."); "Let's plan a hike" has its subject, "'s"."""
+    verbs = [verb, verb.head] if verb.dep_ == "conj" else [verb]
+    if verb.tag_ != "VB" or any(_subject(v) is not None for v in verbs):
+        return False
+    return all(v.dep_ in ("ROOT", "conj") for v in verbs) and verbs[-1].tag_ == "VB"
+
+
+def _definite(noun: Any) -> bool:
+    """The noun names a particular thing: "the", "this", a possessive or a name before it
+    ("send the forms", "send my movie recommendations"), not "a photo", "some pics"."""
+    return noun.pos_ == "PROPN" or any(
+        c.dep_ == "poss" or (c.dep_ == "det" and c.lower_ in _PARTICULAR) for c in noun.children
+    )
+
+
+_PARTICULAR = wordset("the this that these those")
+
+
 def _asked(verb: Any) -> bool:
     """An imperative with "please": "Please confirm ...", "please send us your request"."""
     verbs = [verb, verb.head] if verb.dep_ == "conj" else [verb]
@@ -820,10 +879,11 @@ _REMINDING_VERBS = wordset("remember forget")
 
 
 def _chance_taken(verb: Any) -> bool:
-    """An infinitive after a past verb of getting, helping, letting or having to tells what
-    happened: a chance someone had or an obligation met ("I saw some awesome cars and got to
-    mess with car mods", "a friend who helped me get this painting published", "I had to
-    miss some games"), not an obligation ahead ("I've got to renew my passport", "I have to
+    """An infinitive after a past verb of getting, helping, letting, making or having to
+    tells what happened: a chance someone had, an obligation met or what a thing caused ("I
+    saw some awesome cars and got to mess with car mods", "a friend who helped me get this
+    painting published", "I had to miss some games", "it made me realize the importance of
+    self-care"), not an obligation ahead ("I've got to renew my passport", "I have to
     go to the Bürgeramt") nor help to come ("Can you help me fix the sink?"). A "got to"
     set for a day ahead is the spoken "have got to" ("We got to book the venue before the
     10th"): an obligation."""
@@ -837,7 +897,7 @@ def _chance_taken(verb: Any) -> bool:
     return not any(c.dep_ == "aux" and _lemma(c) == "have" for c in head.children)
 
 
-_PAST_OUTCOME_VERBS = wordset("get help let have")
+_PAST_OUTCOME_VERBS = wordset("get help let have make")  # and the causatives
 
 
 def _set_for_a_day(verb: Any) -> bool:

@@ -420,10 +420,22 @@ def written_by(node: Node) -> bool | None:
     return is_own(node)
 
 
-def _theirs(action: Action, own: bool | None) -> bool:
+def chat_turn(node: Node) -> bool:
+    """A chat message that says only who spoke (``written_by`` None): a turn of a talk
+    between persons of this memory, each of whom may have goals of their own."""
+    return node.source == "chat" and written_by(node) is None
+
+
+def _theirs(action: Action, own: bool | None, chat: bool = False) -> bool:
     """The action is the person's: "I need to" in their own note or mail, "you must" in
     what others write to them; "I will ..." in another's message is the writer's own doing
-    (``own`` None: unknown, as for a nightly schema's facts)."""
+    (``own`` None: unknown, as for a nightly schema's facts). In a chat turn that says only
+    who spoke (``chat``: ``chat_turn``), the speaker's, unless the turn tells the
+    other what to do or does it for them (``Action.for_reader``): "Reach for your goals",
+    "I'll give you that boost" or "I can send you a link" is advice, cheer or the chat
+    itself, no errand of either friend's."""
+    if chat and action.for_reader:
+        return False
     if own is None or not action.speaker:
         return True
     return (action.speaker == WRITER) == own
@@ -513,6 +525,22 @@ def committed_verb(analyses: Sequence[Analysis], texts: Sequence[str], head: str
     return None
 
 
+# verbs a title takes from the namer, not from a sentence: a goal no event acts on ("Follow up
+# on", "Prepare for"), a thing needed or an obligation on a thing ("need a new passport", "the
+# crown must be cemented": "Get ..."), a thing that is due ("Finish ...")
+SUPPLIED_VERBS = frozenset({OCCASION_VERB.split()[0], FOLLOW_UP_VERB.split()[0], "get", "finish"})
+
+
+def writes_the_action(title: str, sentence: str) -> bool:
+    """The sentence writes the title's verb ("I hope to build my own family" for "Build a
+    family"), unless the namer supplied the verb (``SUPPLIED_VERBS``): the goal a cue
+    states is the action done to its thing, not any word of it nearby ("We'll definitely
+    have a great time on our hike" commits to no "Plan a hike")."""
+    words = without_deadline(title).split()
+    verb = words[0].lower() if words else ""
+    return not verb or verb in SUPPLIED_VERBS or _writes_verb(verb, sentence)
+
+
 def _writes_verb(verb: str, sentence: str) -> bool:
     """The sentence writes the verb in one of its forms ("planning" for "plan")."""
     from lemminflect import getAllInflections
@@ -579,9 +607,11 @@ def rank_actions(
     labels: Sequence[str] = (),
     own: Sequence[bool | None] = (),
     anchored: Sequence[bool] = (),
+    chat: Sequence[bool] = (),
 ) -> list[Ranked]:
     """(score, action text) of the evidence's actions, best first; ``own[i]`` tells whether
-    the user wrote evidence event i, ``anchored[i]`` whether it names the deadline's day."""
+    the user wrote evidence event i, ``anchored[i]`` whether it names the deadline's day,
+    ``chat[i]`` whether it is a chat turn that says only who spoke (``chat_turn``)."""
     n = max(1, len(analyses))
     object_df: Counter[str] = Counter()
     for analysis in analyses:
@@ -592,8 +622,9 @@ def rank_actions(
     anchor_words = day_words(analyses, anchored)
     for index, analysis in enumerate(analyses):
         mine_here = own[index] if index < len(own) else None
+        turn = index < len(chat) and chat[index]
         for action in analysis.actions:
-            if not _theirs(action, mine_here):
+            if not _theirs(action, mine_here, turn):
                 continue
             key = (action.verb, action.object_key)
             seen[key] += 1
