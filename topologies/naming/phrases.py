@@ -98,6 +98,7 @@ class Phrase:
     counted: bool = False  # a unit right after a number: "10 km", "5 mg"
     numbered: bool = False  # its head says which by a number: "apartment 3.2", "tooth 36"
     misread: bool = False  # two words the parse read as a verb and a noun: "drying machine"
+    carried: bool = False  # the object of a verb of having it with you: "bring the card"
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,9 @@ class Analysis:
     compounds: tuple[Phrase, ...] = ()  # two words as written: "Staging deploy", "Water damage"
     # names written before a common noun: "Flux Tariffs" of "Flux Tariffs price screen"
     name_modifiers: tuple[Phrase, ...] = ()
+    # a title's phrases the parse joined to a name across a spaced dash: "Dentist" of "Dentist
+    # - Dr. Yılmaz" (folder names read them; what a calendar entry says happens does not)
+    segments: tuple[Phrase, ...] = ()
 
     @property
     def keys(self) -> frozenset[str]:
@@ -203,11 +207,14 @@ def _is_code(text: str) -> bool:
 
 def _glued_word(token: Any) -> str:
     """The whitespace-delimited word the token is part of ("socml26-label-free-tta" for
-    "tta"), spaCy splits such words at hyphens and slashes."""
+    "tta"), spaCy splits such words at hyphens and slashes. A line break is whitespace too,
+    though spaCy keeps it as a token of its own with none after the word before it: "card"
+    ending a paragraph ("... insurance card.\n\nYour practice team") is no piece of
+    "card.\n\nYour"."""
     doc, start, end = token.doc, token.i, token.i
-    while start > 0 and not doc[start - 1].whitespace_:
+    while start > 0 and not doc[start - 1].whitespace_ and not doc[start - 1].is_space:
         start -= 1
-    while end < len(doc) - 1 and not doc[end].whitespace_:
+    while end < len(doc) - 1 and not doc[end].whitespace_ and not doc[end + 1].is_space:
         end += 1
     return doc[start : end + 1].text
 
@@ -465,8 +472,11 @@ def _pair(modifier: str, first: Any, second: Any, misread: bool = False) -> Phra
     )
 
 
-def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
-    head = chunk.root
+def _chunk_phrases(
+    chunk: Any, names: frozenset[str], in_title: bool, head: Any | None = None
+) -> list[Phrase]:
+    """The phrases ending at the chunk's head (its root unless given)."""
+    head = chunk.root if head is None else head
     if head.pos_ != "NOUN" or not _keepable(head, names):
         return []  # a folder is named for a topic: a common noun, perhaps with a proper modifier
     if _verb_of_joined_subject(head):
@@ -483,6 +493,7 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
     out = []
     counted = len(run) == 1 and _counted(run[0])
     numbered = _numbered(head)
+    carried = _carried(head)
     for size in range(1, min(MAX_MODIFIERS + 1, len(run)) + 1):
         words = run[-size:]
         before = run[-size - 1] if size < len(run) else None
@@ -506,9 +517,74 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
                 in_title=in_title,
                 counted=counted,
                 numbered=numbered,
+                carried=carried,
             )
         )
     return out
+
+
+def _carried(noun: Any) -> bool:
+    """The noun is what the reader is told to have with them: the object of an imperative
+    "bring", "carry" or "pack", or one of several such objects ("Please bring your health
+    insurance card", "Bring: the passport and the code"): an item for the day, a step of what
+    the members speak of. Not what someone brings ("I'll bring the cake"), nor what a thing
+    brings back ("it brings back memories")."""
+    while noun.dep_ == "conj" and noun.head.i != noun.i:
+        noun = noun.head
+    verb = noun.head
+    if noun.dep_ != "dobj" or _lemma(verb) not in CARRY_VERBS or verb.tag_ != "VB":
+        return False
+    return not any(c.dep_ in ("nsubj", "aux", "prt", "advmod") for c in verb.children)
+
+
+_DASHES = frozenset({"-", "–", "—"})
+
+
+def _segment_phrases(chunk: Any, names: frozenset[str]) -> list[Phrase]:
+    """The phrases of a title's parts that the parse joined into one chunk across a spaced
+    dash: a subject line or calendar title names a thing and then who or where ("Dentist -
+    Dr. Yılmaz", "Passport photo - Fotostudio Lichtblick", "Appointment confirmation -
+    Zahnarztpraxis Dr. Yılmaz"), and the parse read the whole as one name headed by its last
+    word, so the title yielded no phrase of its own: "Cold drinks" of one member's body named
+    the dentist's folder. A part of one capitalised word is the heading's opening: a common
+    noun when English knows the word as one ("Dentist", "Plumber"; not "Marcus")."""
+    doc = chunk.doc
+    cuts = [
+        t.i
+        for t in chunk
+        if t.text in _DASHES and t.i > chunk.start and doc[t.i - 1].whitespace_ and t.whitespace_
+    ]
+    if not cuts:
+        return []
+    own = {p.key for p in _chunk_phrases(chunk, names, True)}
+    bounds = [chunk.start - 1, *cuts, chunk.end]
+    out: list[Phrase] = []
+    for start, end in pairwise(bounds):
+        part = doc[start + 1 : end]
+        if not len(part):
+            continue
+        last = part[-1]  # a heading is head-final: "Passport photo", both joined to the name
+        found = _chunk_phrases(part, names, True, last) if last.pos_ == "NOUN" else []
+        if len(part) == 1 and last.pos_ == "PROPN":
+            found = _heading_noun(last, names)
+        out.extend(p for p in found if p.key not in own)
+    return out
+
+
+def _heading_noun(token: Any, names: frozenset[str]) -> list[Phrase]:
+    """A heading's one capitalised word that English knows only as a common noun (the
+    parse reads a capital in a title as a name's): the noun, by its lemma."""
+    from lemminflect import getAllLemmas
+
+    if not token.text[:1].isupper() or any(ch.isupper() for ch in token.text[1:]):
+        return []
+    if not _keepable(token, names):
+        return []
+    lemmas = getAllLemmas(token.lower_)
+    if set(lemmas) != {"NOUN"}:
+        return []
+    lemma = lemmas["NOUN"][0]
+    return [Phrase(key=lemma, text=token.text, head=lemma, in_title=True)]
 
 
 def _verb_of_joined_subject(token: Any) -> bool:
@@ -1141,10 +1217,13 @@ class PhraseParser:
                 named: list[Phrase] = []
                 compounds: list[Phrase] = []
                 modifiers: list[Phrase] = []
+                segments: list[Phrase] = []
                 for doc, in_title in ((title_doc, True), (body_doc, False)):
                     chunks = list(doc.noun_chunks)  # spaCy finds them anew at each reading
                     for chunk in chunks:
                         phrases.extend(_chunk_phrases(chunk, names, in_title))
+                        if in_title:
+                            segments.extend(_segment_phrases(chunk, names))
                         named.extend(_named_phrase(chunk, names, in_title))
                         modifiers.extend(_name_modifier(chunk, names, in_title))
                     compounds.extend(_missed_pairs(doc, chunks, names, in_title))
@@ -1160,6 +1239,7 @@ class PhraseParser:
                     tuple(activities),
                     tuple(compounds),
                     tuple(modifiers),
+                    tuple(segments),
                 )
                 self._remember(key, found[key])
         return [found[key] for key in items]
