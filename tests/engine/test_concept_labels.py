@@ -1030,3 +1030,22 @@ def test_a_lone_word_grows_to_the_phrase_a_title_writes_it_in(
     analyses = parser.analyse([(t, b, names) for t, b in LOAD_TEST_REPORT])
     vectors = embedder.embed([f"{t}\n{b}" for t, b in LOAD_TEST_REPORT])
     assert rank_labels(analyses, vectors, namer.embed, names=names)[0][1] == "Test report"
+
+
+def test_an_opening_adjective_and_noun_read_as_an_order_count_where_two_members_write_them(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """ "Long run with Nadia" and "Long run tomorrow at 9?": the parse reads "run" as an
+    imperative and "long" as how, so neither wrote a noun phrase and one chat's "start list"
+    named the folder (under the hashing embedder)."""
+    names = frozenset({"nadia", "rahimi"})
+    texts = [
+        (
+            "Nadia Rahimi",
+            "Saw your name on the start list! Wave C with me 🙌 Long run tomorrow at 9?",
+        ),
+        ("Long run with Nadia", "16 km easy, start at Oberbaumbrücke."),
+    ]
+    analyses = parser.analyse([(t, b, names) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    assert rank_labels(analyses, vectors, namer.embed, names=names)[0][1] == "Long run"

@@ -362,10 +362,11 @@ def _missed_pairs(
     gerund before a noun that it reads as a verb: a sentence's first word taking the next
     word as object ("Staging deploy of rc1 failed") or a verb's participle modifying it in a
     noun phrase ("the drying machine", "Drying machine arrives ..."), where the phrase drops
-    it. A noun, or a gerund, right before a noun, the two in no noun phrase of the parse or
-    cut apart by it; two nouns inside one noun phrase are its modifiers, no phrase of their
-    own. Labels count a pair only where another member writes it as a noun phrase, or, read
-    as a verb, where two members write it."""
+    it; a sentence's opening adjective and noun read as an adverb and an imperative ("Long
+    run with Nadia"). A noun, or a gerund, right before a noun, the two in no noun phrase of
+    the parse or cut apart by it; two nouns inside one noun phrase are its modifiers, no
+    phrase of their own. Labels count a pair only where another member writes it as a noun
+    phrase, or, read as a verb, where two members write it."""
     chunk_of = {t.i: n for n, chunk in enumerate(chunks) for t in chunk}
     out = []
     for first, second in pairwise(doc):
@@ -381,6 +382,8 @@ def _missed_pairs(
             pair = _title_pair(first, second, chunk_of, names)
         elif in_title and first.pos_ == "VERB":
             pair = _heading_pair(first, second, names)
+        elif first.pos_ == "ADV":
+            pair = _adjective_pair(first, second, names)
         else:
             pair = None
         if pair is not None:
@@ -439,6 +442,24 @@ def _title_pair(
     if first.i in chunk_of and chunk_of[first.i] == chunk_of.get(second.i):
         return None
     return _pair(_lemma(first), first, second)
+
+
+def _adjective_pair(first: Any, second: Any, names: frozenset[str]) -> Phrase | None:
+    """A sentence that opens with an adjective and a noun the parse reads as an adverb and
+    an imperative ("Long run with Nadia", "Long run tomorrow at 9?": "run" as the order,
+    "long" as how): the two words are the thing ("long run") when English knows the first as
+    an adjective and the second as a noun. Labels count it where two members write it."""
+    from lemminflect import getAllLemmas
+
+    if not (first.is_sent_start and first.dep_ == "advmod" and first.head.i == second.i):
+        return None
+    if second.tag_ != "VB" or second.dep_ != "ROOT" or not _WORD.match(second.text):
+        return None
+    if second.lower_ in names or second.lower_ in STOPWORDS:
+        return None
+    if "ADJ" not in getAllLemmas(first.lower_) or "NOUN" not in getAllLemmas(second.lower_):
+        return None
+    return _pair(first.lower_, first, second, misread=True)
 
 
 def _heading_pair(first: Any, second: Any, names: frozenset[str]) -> Phrase | None:
