@@ -1049,3 +1049,21 @@ def test_an_opening_adjective_and_noun_read_as_an_order_count_where_two_members_
     analyses = parser.analyse([(t, b, names) for t, b in texts])
     vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
     assert rank_labels(analyses, vectors, namer.embed, names=names)[0][1] == "Long run"
+
+
+def test_a_modifier_never_written_alone_is_no_thing_to_name_the_folder_by(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """Three members write "programming" and two "world", but "programming" only ever
+    before a noun (a group, skills, the world): no thing of its own that "the programming
+    world" would be a part of, so no other phrase of it ("Programming skills") replaces the
+    folder's name (LoCoMo conv-47's "Programming world" was renamed "Programming group")."""
+    texts = [
+        ("", "Looks like you're really getting involved in the programming world."),
+        ("", "I joined a programming group online last Friday, it's incredible."),
+        ("", "I volunteered my programming skills for a social cause."),
+        ("", "The world of coding is big: my friends and I organized an online comp."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Programming world"

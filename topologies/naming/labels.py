@@ -491,7 +491,7 @@ def _part_of_a_thing(
     ]
     if not things:
         return scored
-    thing = _thing_label(scored, key_of, things[0], part)
+    thing = _thing_label(scored, key_of, things[0], part, stats)
     if thing is None:
         return scored
     return [(top_score, thing), *[(s, label) for s, label in scored if label != thing]]
@@ -505,12 +505,15 @@ def _mostly_without(phrase: str, part: str, stats: _Stats) -> bool:
 
 
 def _thing_label(
-    scored: list[tuple[float, str]], key_of: dict[str, str], thing: str, part: str
+    scored: list[tuple[float, str]], key_of: dict[str, str], thing: str, part: str, stats: _Stats
 ) -> str | None:
-    """The thing's word when it is a candidate, else its best-ranked phrase without the
-    part ("Passport application" when another folder is named "Passport")."""
+    """The thing's word when it is a candidate, else, when the members write the word alone
+    but it is no candidate (another folder is named "Passport"), its best-ranked phrase
+    without the part ("Passport application"). A word never written alone is a modifier of
+    the members' phrases, no thing they name ("programming" of "programming group",
+    "programming world", "programming skills"): no phrase of it replaces another."""
     alone = next((label for _, label in scored if key_of.get(label) == thing), None)
-    if alone is not None:
+    if alone is not None or not stats.df[thing]:
         return alone
     return next(
         (
