@@ -92,6 +92,7 @@ class _Stats:
     lower_words: set[str] = field(default_factory=set)  # words seen in lower case
     counted: Counter[str] = field(default_factory=Counter)  # uses right after a number
     numbered: Counter[str] = field(default_factory=Counter)  # uses right before a number
+    carried: Counter[str] = field(default_factory=Counter)  # uses as an item to bring
     uses: Counter[str] = field(default_factory=Counter)
     word_df: Counter[str] = field(default_factory=Counter)  # members using a word in a phrase
 
@@ -100,7 +101,8 @@ def _stats(analyses: Sequence[Analysis]) -> _Stats:
     """What the members write: per phrase key, how many members use it, its head and its
     forms; per word, how many members use it in any phrase."""
     stats = _Stats(members=len(analyses))
-    written = {p.key for a in analyses for p in a.phrases} | _misread_twice(analyses)
+    written = {p.key for a in analyses for p in (*a.phrases, *a.segments)}
+    written |= _misread_twice(analyses)
     for analysis in analyses:
         phrases = _phrases(analysis, written)
         stats.df.update({p.key for p in phrases})
@@ -114,6 +116,7 @@ def _stats(analyses: Sequence[Analysis]) -> _Stats:
             stats.uses[phrase.key] += 1
             stats.counted[phrase.key] += phrase.counted
             stats.numbered[phrase.key] += phrase.numbered
+            stats.carried[phrase.key] += phrase.carried
             stats.lower_words.update(w for w in phrase.text.split() if w.islower())
     return stats
 
@@ -128,14 +131,15 @@ def _misread_twice(analyses: Sequence[Analysis]) -> set[str]:
 
 
 def _phrases(analysis: Analysis, written: set[str]) -> list[Phrase]:
-    """A member's noun phrases, and the two-word compounds it writes that the parse missed
+    """A member's noun phrases (its title's parts across a dash among them: "Dentist" of
+    "Dentist - Dr. Yılmaz"), and the two-word compounds it writes that the parse missed
     ("Staging deploy of rc1 failed", read as an imperative; the subject line "Water damage
     bathroom ceiling", read as no noun phrase) where another member writes them as a noun
     phrase ("our staging deploy failed", "inspect the water damage") or, read as a verb and
     a noun, writes them too ("the drying machine"): both speak of it."""
-    own = analysis.keys
+    own = analysis.keys | {p.key for p in analysis.segments}
     missed = {p.key: p for p in analysis.compounds if p.key in written and p.key not in own}
-    return [*analysis.phrases, *missed.values()]
+    return [*analysis.phrases, *analysis.segments, *missed.values()]
 
 
 def surface(text: str, lower_words: set[str]) -> str:
@@ -168,6 +172,8 @@ def _nameable(key: str, stats: _Stats, names: frozenset[str]) -> bool:
         return False  # mostly after a number: a unit ("km", "mg")
     if _numbered_kind(key, stats):
         return False
+    if stats.carried[key] == stats.uses[key]:
+        return False  # only ever an item to bring: "Bring insurance card" beside the dentist
     return zipf(head) >= RARE_ZIPF or head in stats.lower_words
 
 
@@ -424,7 +430,9 @@ def _maximal(
 ) -> list[tuple[float, str]]:
     """The best phrase grows to its longest extension used by the same members: "Water
     damage" rather than "Damage" when every member that says damage says water damage (up
-    to two words, unless it is a name: a third word is one instance's detail)."""
+    to two words, unless it is a name: a third word is one instance's detail); of several,
+    one a title writes ("FLX-163 load test report" names the report, not the body's "the
+    attached report")."""
     top_score, top = scored[0]
     key = key_of[top]
     longer = [
@@ -436,32 +444,85 @@ def _maximal(
     ]
     if not longer:
         return scored
-    best = max(longer, key=lambda label: (len(key_of[label]), label))
+    best = max(
+        longer, key=lambda label: (stats.in_title[key_of[label]] > 0, len(key_of[label]), label)
+    )
     return [(top_score, best), *[(s, label) for s, label in scored if label != best]]
 
 
 def _part_of_a_thing(
     scored: list[tuple[float, str]], key_of: dict[str, str], stats: _Stats
 ) -> list[tuple[float, str]]:
-    """One member's phrase at the top whose modifier more members speak of than of its
-    head names a part of the modifier's thing ("Passport photo" where most members speak
-    of the passport and a few of the photo): the folder is the thing's, by its word when
-    that is a candidate ("Passport"), not the part's, nor the kinds of the part
-    ("Photos"). Two members speaking of the thing cannot tell a part of it from what
-    happened to it: a folder of "Feed timing confirmation" and "Day-ahead feed delays"
-    stays "Feed delays", not "Feed"."""
+    """A part of a thing at the top gives way to the thing. A phrase whose modifier more
+    members speak of than of its head ("Passport photo" where most members speak of the
+    passport and a few of the photo), or a lone word the members write after a word more of
+    them speak of ("Photo", five of eight members, beside "passport photo" and the eight
+    that speak of the passport), when one member writes the phrase or most of those that
+    write the part write it without the thing ("biometric photo"; "the programming world" is
+    one phrase, a word of the thing's domain, no part of it): the folder is the thing's, by
+    its word when that
+    is a candidate ("Passport"), else, when another folder has that name, by its best phrase
+    that does not name the part ("Passport application"), never the part nor the part's
+    kinds ("Photos", "Biometric photo"). Two members speaking of the thing cannot tell a
+    part of it from what happened to it: a folder of "Feed timing confirmation" and
+    "Day-ahead feed delays" stays "Feed delays", not "Feed"."""
     top_score, top = scored[0]
     key = key_of.get(top, "")
+    if key not in stats.heads:
+        return scored
     words = key.split()
-    if len(words) < 2 or key not in stats.heads or stats.df[key] > 1:
+    if len(words) == 2:
+        part = stats.heads[key]
+        alone = stats.df[key] == 1 or _mostly_without(key, part, stats)
+        things = [words[0]] if alone else []
+    elif len(words) == 1:
+        part = key
+        pairs = [k.split() for k in stats.df if len(k.split()) == 2 and k.split()[1] == part]
+        things = sorted(
+            (w for w, _ in pairs if _mostly_without(f"{w} {part}", part, stats)),
+            key=lambda w: (-stats.word_df[w], w),
+        )
+    else:
         return scored
-    modifier, head = words[0], stats.heads[key]
-    if stats.word_df[modifier] <= stats.word_df[head] or stats.word_df[modifier] < PART_MEMBERS:
+    things = [
+        w
+        for w in things
+        if stats.word_df[w] > stats.word_df[part] and stats.word_df[w] >= PART_MEMBERS
+    ]
+    if not things:
         return scored
-    thing = next((label for _, label in scored if key_of.get(label) == modifier), None)
+    thing = _thing_label(scored, key_of, things[0], part, stats)
     if thing is None:
         return scored
     return [(top_score, thing), *[(s, label) for s, label in scored if label != thing]]
+
+
+def _mostly_without(phrase: str, part: str, stats: _Stats) -> bool:
+    """Most members that write the part write it without the thing's word: a thing of its
+    own, with kinds of its own ("biometric photo"), not a word of one phrase with the thing
+    ("the programming world")."""
+    return stats.df[phrase] < MODIFIER_SHARE * stats.word_df[part]
+
+
+def _thing_label(
+    scored: list[tuple[float, str]], key_of: dict[str, str], thing: str, part: str, stats: _Stats
+) -> str | None:
+    """The thing's word when it is a candidate, else, when the members write the word alone
+    but it is no candidate (another folder is named "Passport"), its best-ranked phrase
+    without the part ("Passport application"). A word never written alone is a modifier of
+    the members' phrases, no thing they name ("programming" of "programming group",
+    "programming world", "programming skills"): no phrase of it replaces another."""
+    alone = next((label for _, label in scored if key_of.get(label) == thing), None)
+    if alone is not None or not stats.df[thing]:
+        return alone
+    return next(
+        (
+            label
+            for _, label in scored
+            if thing in key_of.get(label, "").split() and part not in key_of[label].split()
+        ),
+        None,
+    )
 
 
 def _with_modifier(

@@ -101,6 +101,7 @@ class Phrase:
     counted: bool = False  # a unit right after a number: "10 km", "5 mg"
     numbered: bool = False  # its head says which by a number: "apartment 3.2", "tooth 36"
     misread: bool = False  # two words the parse read as a verb and a noun: "drying machine"
+    carried: bool = False  # the object of a verb of having it with you: "bring the card"
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,9 @@ class Analysis:
     compounds: tuple[Phrase, ...] = ()  # two words as written: "Staging deploy", "Water damage"
     # names written before a common noun: "Flux Tariffs" of "Flux Tariffs price screen"
     name_modifiers: tuple[Phrase, ...] = ()
+    # a title's phrases the parse joined to a name across a spaced dash: "Dentist" of "Dentist
+    # - Dr. Yılmaz" (folder names read them; what a calendar entry says happens does not)
+    segments: tuple[Phrase, ...] = ()
 
     @property
     def keys(self) -> frozenset[str]:
@@ -209,11 +213,14 @@ def _is_code(text: str) -> bool:
 
 def _glued_word(token: Any) -> str:
     """The whitespace-delimited word the token is part of ("socml26-label-free-tta" for
-    "tta"), spaCy splits such words at hyphens and slashes."""
+    "tta"), spaCy splits such words at hyphens and slashes. A line break is whitespace too,
+    though spaCy keeps it as a token of its own with none after the word before it: "card"
+    ending a paragraph ("... insurance card.\n\nYour practice team") is no piece of
+    "card.\n\nYour"."""
     doc, start, end = token.doc, token.i, token.i
-    while start > 0 and not doc[start - 1].whitespace_:
+    while start > 0 and not doc[start - 1].whitespace_ and not doc[start - 1].is_space:
         start -= 1
-    while end < len(doc) - 1 and not doc[end].whitespace_:
+    while end < len(doc) - 1 and not doc[end].whitespace_ and not doc[end + 1].is_space:
         end += 1
     return doc[start : end + 1].text
 
@@ -361,10 +368,11 @@ def _missed_pairs(
     gerund before a noun that it reads as a verb: a sentence's first word taking the next
     word as object ("Staging deploy of rc1 failed") or a verb's participle modifying it in a
     noun phrase ("the drying machine", "Drying machine arrives ..."), where the phrase drops
-    it. A noun, or a gerund, right before a noun, the two in no noun phrase of the parse or
-    cut apart by it; two nouns inside one noun phrase are its modifiers, no phrase of their
-    own. Labels count a pair only where another member writes it as a noun phrase, or, read
-    as a verb, where two members write it."""
+    it; a sentence's opening adjective and noun read as an adverb and an imperative ("Long
+    run with Nadia"). A noun, or a gerund, right before a noun, the two in no noun phrase of
+    the parse or cut apart by it; two nouns inside one noun phrase are its modifiers, no
+    phrase of their own. Labels count a pair only where another member writes it as a noun
+    phrase, or, read as a verb, where two members write it."""
     chunk_of = {t.i: n for n, chunk in enumerate(chunks) for t in chunk}
     out = []
     for first, second in pairwise(doc):
@@ -380,6 +388,8 @@ def _missed_pairs(
             pair = _title_pair(first, second, chunk_of, names)
         elif in_title and first.pos_ == "VERB":
             pair = _heading_pair(first, second, names)
+        elif first.pos_ == "ADV":
+            pair = _adjective_pair(first, second, names)
         else:
             pair = None
         if pair is not None:
@@ -440,6 +450,24 @@ def _title_pair(
     return _pair(_lemma(first), first, second)
 
 
+def _adjective_pair(first: Any, second: Any, names: frozenset[str]) -> Phrase | None:
+    """A sentence that opens with an adjective and a noun the parse reads as an adverb and
+    an imperative ("Long run with Nadia", "Long run tomorrow at 9?": "run" as the order,
+    "long" as how): the two words are the thing ("long run") when English knows the first as
+    an adjective and the second as a noun. Labels count it where two members write it."""
+    from lemminflect import getAllLemmas
+
+    if not (first.is_sent_start and first.dep_ == "advmod" and first.head.i == second.i):
+        return None
+    if second.tag_ != "VB" or second.dep_ != "ROOT" or not _WORD.match(second.text):
+        return None
+    if second.lower_ in names or second.lower_ in STOPWORDS:
+        return None
+    if "ADJ" not in getAllLemmas(first.lower_) or "NOUN" not in getAllLemmas(second.lower_):
+        return None
+    return _pair(first.lower_, first, second, misread=True)
+
+
 def _heading_pair(first: Any, second: Any, names: frozenset[str]) -> Phrase | None:
     """A title that opens with a noun the parse reads as an imperative taking the next noun
     as its object, the two a heading before a colon ("Run log: 6 x 800"): a heading's
@@ -471,8 +499,11 @@ def _pair(modifier: str, first: Any, second: Any, misread: bool = False) -> Phra
     )
 
 
-def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Phrase]:
-    head = chunk.root
+def _chunk_phrases(
+    chunk: Any, names: frozenset[str], in_title: bool, head: Any | None = None
+) -> list[Phrase]:
+    """The phrases ending at the chunk's head (its root unless given)."""
+    head = chunk.root if head is None else head
     if head.pos_ != "NOUN" or not _keepable(head, names):
         return []  # a folder is named for a topic: a common noun, perhaps with a proper modifier
     if _verb_of_joined_subject(head):
@@ -489,6 +520,7 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
     out = []
     counted = len(run) == 1 and _counted(run[0])
     numbered = _numbered(head)
+    carried = _carried(head)
     for size in range(1, min(MAX_MODIFIERS + 1, len(run)) + 1):
         words = run[-size:]
         before = run[-size - 1] if size < len(run) else None
@@ -512,9 +544,74 @@ def _chunk_phrases(chunk: Any, names: frozenset[str], in_title: bool) -> list[Ph
                 in_title=in_title,
                 counted=counted,
                 numbered=numbered,
+                carried=carried,
             )
         )
     return out
+
+
+def _carried(noun: Any) -> bool:
+    """The noun is what the reader is told to have with them: the object of an imperative
+    "bring", "carry" or "pack", or one of several such objects ("Please bring your health
+    insurance card", "Bring: the passport and the code"): an item for the day, a step of what
+    the members speak of. Not what someone brings ("I'll bring the cake"), nor what a thing
+    brings back ("it brings back memories")."""
+    while noun.dep_ == "conj" and noun.head.i != noun.i:
+        noun = noun.head
+    verb = noun.head
+    if noun.dep_ != "dobj" or _lemma(verb) not in CARRY_VERBS or verb.tag_ != "VB":
+        return False
+    return not any(c.dep_ in ("nsubj", "aux", "prt", "advmod") for c in verb.children)
+
+
+_DASHES = frozenset({"-", "–", "—"})
+
+
+def _segment_phrases(chunk: Any, names: frozenset[str]) -> list[Phrase]:
+    """The phrases of a title's parts that the parse joined into one chunk across a spaced
+    dash: a subject line or calendar title names a thing and then who or where ("Dentist -
+    Dr. Yılmaz", "Passport photo - Fotostudio Lichtblick", "Appointment confirmation -
+    Zahnarztpraxis Dr. Yılmaz"), and the parse read the whole as one name headed by its last
+    word, so the title yielded no phrase of its own: "Cold drinks" of one member's body named
+    the dentist's folder. A part of one capitalised word is the heading's opening: a common
+    noun when English knows the word as one ("Dentist", "Plumber"; not "Marcus")."""
+    doc = chunk.doc
+    cuts = [
+        t.i
+        for t in chunk
+        if t.text in _DASHES and t.i > chunk.start and doc[t.i - 1].whitespace_ and t.whitespace_
+    ]
+    if not cuts:
+        return []
+    own = {p.key for p in _chunk_phrases(chunk, names, True)}
+    bounds = [chunk.start - 1, *cuts, chunk.end]
+    out: list[Phrase] = []
+    for start, end in pairwise(bounds):
+        part = doc[start + 1 : end]
+        if not len(part):
+            continue
+        last = part[-1]  # a heading is head-final: "Passport photo", both joined to the name
+        found = _chunk_phrases(part, names, True, last) if last.pos_ == "NOUN" else []
+        if len(part) == 1 and last.pos_ == "PROPN":
+            found = _heading_noun(last, names)
+        out.extend(p for p in found if p.key not in own)
+    return out
+
+
+def _heading_noun(token: Any, names: frozenset[str]) -> list[Phrase]:
+    """A heading's one capitalised word that English knows only as a common noun (the
+    parse reads a capital in a title as a name's): the noun, by its lemma."""
+    from lemminflect import getAllLemmas
+
+    if not token.text[:1].isupper() or any(ch.isupper() for ch in token.text[1:]):
+        return []
+    if not _keepable(token, names):
+        return []
+    lemmas = getAllLemmas(token.lower_)
+    if set(lemmas) != {"NOUN"}:
+        return []
+    lemma = lemmas["NOUN"][0]
+    return [Phrase(key=lemma, text=token.text, head=lemma, in_title=True)]
 
 
 def _verb_of_joined_subject(token: Any) -> bool:
@@ -1201,10 +1298,13 @@ class PhraseParser:
                 named: list[Phrase] = []
                 compounds: list[Phrase] = []
                 modifiers: list[Phrase] = []
+                segments: list[Phrase] = []
                 for doc, in_title in ((title_doc, True), (body_doc, False)):
                     chunks = list(doc.noun_chunks)  # spaCy finds them anew at each reading
                     for chunk in chunks:
                         phrases.extend(_chunk_phrases(chunk, names, in_title))
+                        if in_title:
+                            segments.extend(_segment_phrases(chunk, names))
                         named.extend(_named_phrase(chunk, names, in_title))
                         modifiers.extend(_name_modifier(chunk, names, in_title))
                     compounds.extend(_missed_pairs(doc, chunks, names, in_title))
@@ -1220,6 +1320,7 @@ class PhraseParser:
                     tuple(activities),
                     tuple(compounds),
                     tuple(modifiers),
+                    tuple(segments),
                 )
                 self._remember(key, found[key])
         return [found[key] for key in items]
