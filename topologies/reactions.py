@@ -38,6 +38,7 @@ attribute its source sent; turns without one are of one unnamed channel), at mos
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Container
 from datetime import timedelta
 from typing import Any
@@ -52,6 +53,7 @@ from topologies.naming.phrases import TIME_UNITS, PhraseParser, shared_parser
 REPLY_WINDOW = timedelta(hours=1)  # a turn this much later still answers the one before
 MAX_TEXT = 600  # characters of a turn read for its things (replies are short)
 MAX_LOOKBACK = 8  # events before a turn looked at for the one it answers
+DOC_CACHE = 4096  # parsed turns kept
 
 # emotion names (Shaver et al. 1987; lemmas, and the nouns of their adjectives)
 FEELING_NOUNS = wordset(
@@ -141,9 +143,8 @@ def _content(token: Any, names: Container[str]) -> bool:
 def _misread_interjection(token: Any, names: Container[str]) -> bool:
     """A capitalised word opening a sentence, then a punctuation mark or the addressee's
     name, read as a name ("Yep, John", "Aww!", "Bye Nate!"): an interjection the tagger did
-    not know, as a vocative's name follows it; no word the entity recogniser knows as a
-    place or a thing ("Paris!")."""
-    if token.pos_ != "PROPN" or not token.is_sent_start or token.ent_type_:
+    not know, as a vocative's name follows it. (A place said alone, "Paris!", reads so too.)"""
+    if token.pos_ != "PROPN" or not token.is_sent_start:
         return False
     after = token.nbor(1) if token.i + 1 < len(token.doc) else None
     return after is None or after.is_punct or after.lower_ in names
@@ -157,8 +158,23 @@ def is_reaction(text: str, names: Container[str], parser: PhraseParser | None = 
     body = text.strip()[:MAX_TEXT]
     if not body:
         return False
-    doc = (parser or shared_parser()).parse(body)
-    return not names_a_thing(doc, names)
+    return not names_a_thing(_parse(body, parser or shared_parser()), names)
+
+
+_DOCS: OrderedDict[str, Any] = OrderedDict()  # turn text -> its parse, the latest kept
+
+
+def _parse(text: str, parser: PhraseParser) -> Any:
+    """A turn's parse without the entity recogniser (half the cost of a parse; nothing here
+    reads entities), each text once while it is among the ``DOC_CACHE`` latest: a turn is
+    read when it is planned and again as a neighbour of the turns after it."""
+    doc = _DOCS.get(text)
+    if doc is None:
+        doc = parser.nlp(text, disable=["ner"])
+        _DOCS[text] = doc
+        while len(_DOCS) > DOC_CACHE:
+            _DOCS.popitem(last=False)
+    return doc
 
 
 def reacts(memory: EntityHolder, node: Node, parser: PhraseParser | None = None) -> bool:

@@ -55,7 +55,7 @@ def test_praise_thanks_sympathy_and_greetings_are_reactions(
         "So sorry about your knee surgery, John.",
         "Thanks for the tip about the pottery class!",
         "I went hiking with my dog yesterday.",
-        "Paris! I loved it.",
+        "Congrats on Paris, John!",
     ],
 )
 def test_a_reply_that_names_a_thing_is_no_reaction(text: str, parser: PhraseParser) -> None:
