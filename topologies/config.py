@@ -89,9 +89,12 @@ class TopicConfig(BaseModel):
     # counts 1 / (concepts the person's earlier events span) once this many of those events
     # sit in concepts (a younger record: fully) ...
     name_record_min: int = Field(default=8, ge=1)
-    # ... unless the person takes part in more than this share of the stream since then
-    # (LoCoMo: each of the two speakers in half of it; the sample's partner in 12-27 %)
-    name_share_max: float = Field(default=1 / 3, gt=0.0, le=1.0)
+    # ... unless the person takes part in more than this share of the stream since then.
+    # 1.0: never. At 1/3 each speaker of a LoCoMo conversation (half of it) kept the name's
+    # whole pull, and its short turns gathered by speaker into folders of moods ("Congrats",
+    # 136 of its 138 turns Joanna's); with reactions unfiled (topologies/reactions.py) the
+    # name is weighed as anyone's (docs/boundaries.md, round four)
+    name_share_max: float = Field(default=1.0, gt=0.0, le=1.0)
 
 
 class PlanBoundsConfig(BaseModel):

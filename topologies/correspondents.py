@@ -15,11 +15,11 @@ where ``themes`` is the number of live concepts the person's earlier events (the
 take part in: ``person:`` entities of the entity index) are members of. The name keeps its
 whole pull, as before, while the record is young (fewer than ``name_record_min`` of those
 events are in a concept), and when the person takes part in more than ``name_share_max`` of
-the stream since the first of them: a name heading half of a memory (each speaker of a
-conversation that is the whole memory, as in LoCoMo) is its background, not a pull towards
-one person's messages. Everything is read from the memory as it stands when the message is
-stored, before it is folded, so a replay folds the same vectors; the topic vector is kept in
-the POOL index with the event.
+the stream since the first of them (by default never: each speaker of a conversation that is
+the whole memory, as in LoCoMo, is weighed as anyone; their name's whole pull gathered their
+short turns into one folder per speaker). Everything is read from the memory as it stands
+when the message is stored, before it is folded, so a replay folds the same vectors; the
+topic vector is kept in the POOL index with the event.
 """
 
 from __future__ import annotations
@@ -95,10 +95,8 @@ def record_of(memory: EntityHolder, person: str, before: datetime, exclude: str)
 
 def name_weight(record: Record, config: TopicConfig) -> float:
     """How much the correspondent's name counts: fully while the record is young, while the
-    person writes about one theme, and when they take part in so much of the stream that
-    their name is its background (each speaker of a conversation that is the whole memory:
-    it pulls every message alike, so it pulls none away from its theme, and weighing it down
-    only thins the short ones); ``1 / themes`` otherwise."""
+    person writes about one theme, and when they take part in more of the stream than
+    ``name_share_max`` (by default no one); ``1 / themes`` otherwise."""
     if record.events < config.name_record_min or record.themes <= 1:
         return 1.0
     if record.share > config.name_share_max:

@@ -116,6 +116,13 @@ class EntityIndex:
         lo = bisect.bisect_left(self._times, (start, ""))
         return bisect.bisect_left(self._times, (end, "")) - lo
 
+    def latest_before(self, before: datetime, start: datetime, limit: int) -> list[str]:
+        """The ids of at most ``limit`` indexed events with a time in [start, before), the
+        latest first: the turns just before a chat turn (``topologies/reactions.py``)."""
+        hi = bisect.bisect_left(self._times, (before, ""))
+        lo = max(bisect.bisect_left(self._times, (start, "")), hi - limit)
+        return [node_id for _, node_id in reversed(self._times[lo:hi])]
+
     def _rarity(self, postings: int) -> float:
         """1 for entities in a few events, falling to 0.5 for a saturated posting list."""
         common = COMMON_AFTER

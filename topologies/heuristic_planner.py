@@ -2,6 +2,11 @@
 
 For one event it decides, in order:
 
+0. **Reactions** (``topologies/reactions.py``): a chat turn that only reacts to the one before
+   ("That's awesome, so proud of you!": it names no thing of its own) joins no concept and
+   seeds none, and is no member of another event's new concept; it gets ``TRIGGERS answered
+   turn -> event`` to the turn it answers (the channel's previous turn within an hour). A
+   reply that names a thing ("Congrats on the new job!") is planned as any event.
 1. **Assignment** (topic space, ``topologies/topics.py``): the CONCEPT whose member centroid
    is nearest to the event's topic vector, at cosine >= assign_similarity, gets ``REINFORCES
    event -> concept`` plus an UPDATE_NODE counting the member and adding new salient keywords
@@ -42,7 +47,7 @@ import structlog
 
 from schemas.graph import EdgeKind, Node, NodeKind
 from schemas.plans import AddEdge, AddNode, PlanOp, UpdateNode, UpdatePlan
-from topologies import topics
+from topologies import reactions, topics
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.entities import EntityMatch, ensure_entity_index, entities_of
@@ -126,12 +131,17 @@ class HeuristicPlanner:
         topic = topics.event_topic(memory, node.id, self.config.topics)
         if topic is None:
             topic = topics.center(request.vector, None, 0, self.config.topics)
-        nearest = self._candidates(request, topic)
-        joined = self._assign(request, build, nearest)
-        if joined is None:
-            joined = self._cluster(request, build, topic)
-        self._bridges(build, joined, nearest)
-        links = self._entity_links(request, build)
+        joined: str | None = None
+        answered: str | None = None
+        if reactions.reacts(memory, node, self.namer.parser):
+            answered = self._reply(request, build)
+        else:
+            nearest = self._candidates(request, topic)
+            joined = self._assign(request, build, nearest)
+            if joined is None:
+                joined = self._cluster(request, build, topic)
+            self._bridges(build, joined, nearest)
+        links = self._entity_links(request, build, answered)
         self._concept_links(request, build, joined, links)
         self._times(request, build, joined)
         notes = f"joined={joined or '-'} links={len(links)} ops={len(build.ops)}"
@@ -176,6 +186,26 @@ class HeuristicPlanner:
         )  # fmt: skip
         self._refresh_keywords(request, build, concept)
         return concept.id
+
+    def _reply(self, request: PlanRequest, build: _Builder) -> str | None:
+        """A reaction ("That's awesome, so proud of you!") joins no concept and seeds none:
+        filed by its words it would gather with the replies of every theme into a folder of
+        moods, and filed with the turn it answers it would drag the mood into that theme's
+        centroid. It is linked to the turn it answers (``reactions.answered_turn``: TRIGGERS
+        answered -> reaction), where a reader finds it beside what it is about. Returns the
+        answered turn's id."""
+        memory, node = request.memory, request.event_node
+        answered = reactions.answered_turn(memory, node)
+        if answered is None:
+            log.debug("reaction_unanswered", tenant=memory.tenant, event_id=node.id)
+            return None
+        request.consulted.add(answered.id)
+        build.add_edge(
+            answered.id, node.id, EdgeKind.TRIGGERS,
+            f"The event only reacts to the turn before it, '{_short(answered, 40)}'.",
+            [answered.id],
+        )  # fmt: skip
+        return answered.id
 
     def _bridges(
         self, build: _Builder, joined: str | None, nearest: list[tuple[Node, float]]
@@ -235,7 +265,9 @@ class HeuristicPlanner:
         members: list[tuple[Node, float]] = []
         for nid, cos in memory.index(POOL).search(topic, POOL_K, exclude={ev}):
             other = memory.graph.get(nid)
-            if cos >= self.config.pair_similarity and other and other.kind == NodeKind.EVENT:
+            if cos < self.config.pair_similarity or other is None or other.kind != NodeKind.EVENT:
+                continue
+            if not reactions.reacts(memory, other, self.namer.parser):  # no folder of moods
                 members.append((other, cos))
         if not members:
             return None
@@ -277,7 +309,11 @@ class HeuristicPlanner:
         return ref
 
     # -------------------------------------------------------------- entity links
-    def _entity_links(self, request: PlanRequest, build: _Builder) -> list[EntityMatch]:
+    def _entity_links(
+        self, request: PlanRequest, build: _Builder, linked: str | None = None
+    ) -> list[EntityMatch]:
+        """Links from earlier events sharing entities (``linked``: an earlier event the plan
+        already links, the turn a reaction answers)."""
         memory, node = request.memory, request.event_node
         assert node.ts is not None
         entities = entities_of(memory, node)
@@ -285,7 +321,9 @@ class HeuristicPlanner:
             return []
         window = timedelta(days=self.config.link_window_days)
         matches = memory.entities.related(entities, node.ts, window, exclude=node.id)
-        matches = [m for m in matches if memory.graph.get(m.node_id) is not None]
+        matches = [
+            m for m in matches if m.node_id != linked and memory.graph.get(m.node_id) is not None
+        ]
         # the earlier events' vectors in one look-up (zeros for one without: cosine 0)
         rows, _ = memory.index(NodeKind.EVENT).get_many([match.node_id for match in matches])
         scored: list[tuple[float, EntityMatch]] = []

@@ -80,11 +80,17 @@ def test_the_name_counts_one_over_the_themes_the_persons_messages_span() -> None
     assert name_weight(Record(events=12, themes=4, share=0.1), config) == 0.25
 
 
-def test_a_name_on_a_large_share_of_the_stream_is_its_background_and_counts_fully() -> None:
-    """Each of the two speakers of a conversation that is the whole memory (LoCoMo) takes
-    part in half of it: their name pulls every message alike."""
+def test_a_name_on_more_than_the_configured_share_of_the_stream_counts_fully() -> None:
     config = TopicConfig(name_record_min=8, name_share_max=1 / 3)
     assert name_weight(Record(events=40, themes=12, share=0.5), config) == 1.0
+
+
+def test_a_speaker_on_half_of_a_conversation_is_weighed_by_the_themes_they_span() -> None:
+    """Each of the two speakers of a conversation that is the whole memory (LoCoMo) takes
+    part in half of it: their name weighs as anyone's, else their short turns gather by
+    speaker into folders of moods."""
+    config = TopicConfig(name_record_min=8)
+    assert name_weight(Record(events=40, themes=12, share=0.5), config) == 1 / 12
 
 
 # --------------------------------------------------------------- in the fold
