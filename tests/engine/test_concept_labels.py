@@ -1067,3 +1067,22 @@ def test_a_modifier_never_written_alone_is_no_thing_to_name_the_folder_by(
     analyses = parser.analyse([(t, b, frozenset()) for t, b in texts])
     vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
     assert rank_labels(analyses, vectors, namer.embed)[0][1] == "Programming world"
+
+
+def test_a_bare_noun_of_a_prepositional_idiom_names_no_folder(
+    embedder: HashingEmbedder, namer: Namer, parser: PhraseParser
+) -> None:
+    """Both members say who is "on call on launch day": the phrase is an idiom's, not a
+    thing the folder holds (the hashing embedder named the sample's rollback folder "Call").
+    The same noun with a determiner is a thing again."""
+    texts = [
+        ("1:1 Alice / Ruben", "Engineering view: fallback scope, who is on call on launch day."),
+        ("Rollback slide", "Feature flag; fall back to forecast prices. On call: Emre and Ruben."),
+    ]
+    analyses = parser.analyse([(t, b, frozenset({"alice", "ruben", "emre"})) for t, b in texts])
+    vectors = embedder.embed([f"{t}\n{b}" for t, b in texts])
+    labels = [label for _, label in rank_labels(analyses, vectors, namer.embed)]
+    assert "Call" not in labels
+    found = candidates(parser, "The application is on hold; we went home by car.")
+    assert not found & {"hold", "car"} and "application" in found
+    assert "call" in candidates(parser, "Ruben set up the call with Havelstrom.")

@@ -508,6 +508,8 @@ def _chunk_phrases(
         return []  # a folder is named for a topic: a common noun, perhaps with a proper modifier
     if _verb_of_joined_subject(head):
         return []  # "Your enthusiasm and hard work show in everything": no "work show"
+    if len(chunk) == 1 and _bare_in_idiom(head):
+        return []
     run: list[Any] = []
     for token in chunk:
         if token.i > head.i:
@@ -548,6 +550,21 @@ def _chunk_phrases(
             )
         )
     return out
+
+
+IDIOM_PREPOSITIONS = frozenset({"on", "at", "in", "by", "off", "under"})
+
+
+def _bare_in_idiom(noun: Any) -> bool:
+    """A lone singular common noun with no determiner after "on", "at", "in", "by", "off" or
+    "under" is a fixed phrase's, not a thing's: "who is on call", "put on hold", "at home",
+    "by car", "in person" (the bare singulars of prepositional idioms; Huddleston & Pullum,
+    The Cambridge Grammar of the English Language, 2002, ch. 5 on bare role NPs). Both
+    members of a folder write "on call on launch day": "Call" named it. The same noun
+    anywhere else ("the call", "a call with Ruben") is counted as before."""
+    if noun.tag_ != "NN" or noun.dep_ != "pobj" or noun.text[:1].isupper():
+        return False
+    return noun.head.pos_ == "ADP" and noun.head.lower_ in IDIOM_PREPOSITIONS
 
 
 def _carried(noun: Any) -> bool:
