@@ -62,6 +62,7 @@ class MemoryGraph:
         self._edge_stamps: dict[str, int] = {}
         self._stamp = 0
         self._times_stamp = 0  # see ``times_stamp``
+        self._event_words_stamp = 0  # see ``event_words_stamp``
         self._journal: Journal | None = None
 
     # ----------------------------------------------------------------- reading
@@ -209,6 +210,14 @@ class MemoryGraph:
         too): an order of nodes by their time, read from the graph, stays right while it does
         not (a new node does not change it: it has no place in an order read before it came)."""
         return self._times_stamp
+
+    @property
+    def event_words_stamp(self) -> int:
+        """Changes whenever an EVENT node leaves the graph or its words (title, text,
+        participants) change (rollbacks too): what was read from the words of events, by
+        their ids, stays right while it does not (a new event does not change it; nor does
+        an access, which only counts)."""
+        return self._event_words_stamp
 
     def edge_stamps(self, node_ids: Iterable[str]) -> list[int]:
         """``edge_stamp`` of each node, in order."""
@@ -411,6 +420,12 @@ class MemoryGraph:
         self.g.nodes[node.id]["n"] = node
         if node.ts != previous.ts:
             self._times_stamp += 1
+        if node.kind == NodeKind.EVENT and (
+            node.title != previous.title
+            or node.text != previous.text
+            or node.participants != previous.participants
+        ):
+            self._event_words_stamp += 1
 
     def _put_node(self, node: Node) -> None:
         self.g.add_node(node.id, n=node)
@@ -419,6 +434,8 @@ class MemoryGraph:
     def _drop_node_raw(self, node_id: str) -> None:
         node = self.g.nodes[node_id]["n"]
         self._times_stamp += 1
+        if node.kind == NodeKind.EVENT:
+            self._event_words_stamp += 1
         for src, dst, key in [
             *self.g.in_edges(node_id, keys=True),
             *self.g.out_edges(node_id, keys=True),
@@ -429,6 +446,7 @@ class MemoryGraph:
 
     def load(self, nodes: Iterable[Node], edges: Iterable[Edge], aliases: dict[str, str]) -> None:
         """Bulk load from a store (no journal)."""
+        self._event_words_stamp += 1  # a node loaded over one in place has other words
         for node in nodes:
             self._put_node(node)
         ordered = sorted(edges, key=lambda e: (e.created_at, e.src, e.dst, e.kind.value))

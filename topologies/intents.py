@@ -376,8 +376,9 @@ class IntentEmergence:
         decay = self.config.consolidation.decay_per_day
         total, events = 0.0, set[str]()
         start, end = window_start.timestamp(), now.timestamp()
-        after = None if since is None else since.timestamp()
-        now_us = micros(now)
+        # no ``since``: every event in the window counts (an event time is never below -inf)
+        after = -math.inf if since is None else since.timestamp()
+        now_us, fading, exp = micros(now), -decay, math.exp
         for kind in EVIDENCE_KINDS:  # the most recently attached of each kind: bounded
             older = 0  # events attach roughly in time order: a run of old ones ends the window
             # the scan is kept between folds (memory.edge_cache): EVENT sources, their times
@@ -390,14 +391,12 @@ class IntentEmergence:
                         break
                     continue
                 older = 0
-                if ts > end:
-                    continue
-                if after is not None and ts <= after:
+                if ts > end or ts <= after:
                     continue
                 # ``decayed_weight(edge, now, decay)``, to the bit, without a timedelta per
                 # edge: a fold sums some thousand of them
                 days = (now_us - touched) / 1_000_000 / 86400.0
-                total += edge.w0 * math.exp(-decay * (days if days > 0.0 else 0.0))
+                total += edge.w0 * exp(fading * (days if days > 0.0 else 0.0))
                 events.add(src)
         return total, events
 
@@ -941,15 +940,42 @@ class IntentEmergence:
     def _speakers(
         self, memory: TenantMemory, events: set[str], intent: Node, now: datetime
     ) -> tuple[set[str], list[str]]:
-        """``_latest_speaking_of`` and the events newest first, the order it read them in."""
+        """``_latest_speaking_of`` and the events newest first, the order it read them in.
+
+        Each event's answer is kept by its id while the words of events stay as they are
+        (``NodeMemo.words``): a chunk of events all answered before is not asked again (an
+        access gives an event a new version, not new words), one with any other is asked
+        as a whole (``Namer.speaking_of``), as it always was."""
         ids = self._newest(memory, events, now)  # as _named_days reads them
+        head = self.namer.title_object(intent.title)
+        if not head:  # no object: no event speaks of it (``speaking_of``)
+            return set(), ids
+        words = memory.node_memo.words
+        said = words.answers(memory.graph, f"speaks_of:{head}")  # event id -> speaks of it
         found: set[str] = set()
         for start in range(0, len(ids), MAX_TIME_SCAN):
             chunk = ids[start : start + MAX_TIME_SCAN]  # node ids, as ``newest`` answers
-            found |= self.namer.speaking_of(memory, chunk, intent.title)
+            if all(map(said.__contains__, chunk)):
+                found.update(filter(said.__getitem__, chunk))
+            else:
+                spoken = self.namer.speaking_of(memory, chunk, intent.title)
+                self._remember_speakers(memory, chunk, spoken, said)
+                found |= spoken
             if len(found) >= MAX_TIME_SCAN:
                 break
         return found, ids
+
+    @staticmethod
+    def _remember_speakers(
+        memory: TenantMemory, chunk: list[str], spoken: set[str], said: dict[str, bool]
+    ) -> None:
+        """Keep whether each EVENT of the chunk speaks of the object (``said``, from
+        ``WordsMemo.answers``); another kind of node is asked again each time."""
+        graph, words = memory.graph, memory.node_memo.words
+        for event in chunk:
+            node = graph.get(event)
+            if node is not None and node.id == event and node.kind == NodeKind.EVENT:
+                words.remember(said, event, event in spoken)
 
     def _due_by(
         self,

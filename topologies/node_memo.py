@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from operator import is_
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from schemas.graph import Node
+
+if TYPE_CHECKING:
+    from topologies.graph import MemoryGraph
 
 T = TypeVar("T")
 
@@ -29,6 +32,7 @@ class NodeMemo:
         self._kept: dict[str, tuple[Node, dict[str, Any]]] = {}
         # (what, key) -> (the group's node objects, the value derived from them)
         self._groups: dict[tuple[str, str], tuple[tuple[Node, ...], Any]] = {}
+        self.words = WordsMemo()  # what events' words say, by event id
 
     def get(self, what: str, node: Node, derive: Callable[[Node], T]) -> T:
         kept = self._kept.get(node.id)
@@ -102,3 +106,43 @@ class NodeMemo:
             for key, (nodes, _) in list(self._groups.items()):
                 if any(node.id in gone for node in nodes):
                     del self._groups[key]
+
+
+class WordsMemo:
+    """Answers read from the words of EVENT nodes (title, text, participants), by event id and
+    name of what is read, kept while no event's words changed and none left the graph
+    (``MemoryGraph.event_words_stamp``).
+
+    ``NodeMemo`` keeps a value while the node object is the one in the graph, which an access
+    replaces (its count): a goal's evidence events are asked whether they speak of its object
+    at every reinforcement, thousands of them in a long stream, and checking each one's
+    version cost more than the answers. These answers hold while the words do, whatever the
+    version: an event asked about again is looked up by its id alone.
+    """
+
+    def __init__(self, max_answers: int = 400_000) -> None:
+        self.max_answers = max_answers
+        self._graph: MemoryGraph | None = None
+        self._stamp = -1
+        self._answers: dict[str, dict[str, Any]] = {}
+        self._count = 0
+
+    def answers(self, graph: MemoryGraph, what: str) -> dict[str, Any]:
+        """The answers about ``what`` kept for events of ``graph`` (event id -> answer), empty
+        after any event's words changed; the caller adds those it reads (``remember``)."""
+        if graph is not self._graph or graph.event_words_stamp != self._stamp:
+            self._graph, self._stamp = graph, graph.event_words_stamp
+            self._answers, self._count = {}, 0
+        return self._answers.setdefault(what, {})
+
+    def remember(self, answers: dict[str, Any], event_id: str, answer: Any) -> None:
+        """Keep an answer read from the words of an event (its node's kind is EVENT) in
+        ``answers`` (from ``answers``); all are forgotten past ``max_answers``."""
+        if event_id in answers:
+            return  # read from the same words: the same answer
+        if self._count >= self.max_answers:
+            for kept in self._answers.values():
+                kept.clear()
+            self._count = 0
+        answers[event_id] = answer
+        self._count += 1

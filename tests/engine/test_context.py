@@ -211,3 +211,38 @@ def test_recency_on_integer_microseconds_is_the_datetime_formula_to_the_bit(
         else:
             expected.append(1.0)  # all touches in the future
     assert _recencies(memory, nodes, now, tau).tolist() == expected
+
+
+def test_recency_of_a_whole_candidate_set_is_the_datetime_formula_to_the_bit(
+    engine: FoldEngine,
+) -> None:
+    """Recency is computed for all candidates at once: each node's value is still the kernel
+    on its latest touch up to now, as ``timedelta`` arithmetic gives it, to the bit; a node
+    accessed after now (an event folded late) is read at its own time, one touched only
+    after now is fully recent and one never touched not at all."""
+    import random
+
+    from topologies.context import _recencies
+
+    memory = engine.new_memory("alice")
+    now = datetime.fromisoformat("2026-11-20T18:45:00.123457+01:00")
+    rng = random.Random(7)
+    nodes: list[Node] = []
+    for i in range(300):
+        ts = now - timedelta(microseconds=rng.randrange(-86_400 * 10**6, 400 * 86_400 * 10**6))
+        access = now + timedelta(hours=rng.choice([-30, 2])) if i % 3 == 0 else None
+        nodes.append(Node(id=f"n{i}", kind=NodeKind.EVENT, tenant="alice", title="x", ts=ts,
+                          last_access=access, created_at=now, updated_at=now))  # fmt: skip
+    nodes.append(Node(id="untimed", kind=NodeKind.EVENT, tenant="alice", title="x",
+                      created_at=now, updated_at=now))  # fmt: skip
+    tau = 7.0
+    expected = []
+    for node in nodes:
+        touches = sorted((s for s in (node.ts, node.last_access) if s is not None), reverse=True)
+        past = [s for s in touches if s <= now]
+        if past:
+            expected.append(math.exp(-((now - past[0]).total_seconds() / 86400.0) / tau))
+        else:
+            expected.append(1.0 if touches else 0.0)
+    assert 0.0 in expected and 1.0 in expected
+    assert _recencies(memory, nodes, now, tau).tolist() == expected

@@ -345,3 +345,73 @@ def test_an_event_is_read_for_the_deadlines_day_once_per_version(
     assert sorted(read) == sorted(ids)
     names.title_intent(memory, ids, NOW + timedelta(days=1))  # another day: read again
     assert len(read) == 2 * len(ids)
+
+
+def _asking(monkeypatch: pytest.MonkeyPatch, emerging: IntentEmergence) -> list[list[str]]:
+    """The chunks of events the emergence's namer is asked about, in order."""
+    asked: list[list[str]] = []
+    speaking_of = emerging.namer.speaking_of
+
+    def spy(memory: TenantMemory, event_ids: list[str], title: str) -> set[str]:
+        asked.append(list(event_ids))
+        return speaking_of(memory, event_ids, title)
+
+    monkeypatch.setattr(emerging.namer, "speaking_of", spy)
+    return asked
+
+
+def test_whether_a_goals_events_speak_of_it_is_asked_once_while_their_words_stay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A goal's events are asked whether they speak of its object once: an access (which
+    gives each event a new version) asks nothing again, and the answer is the same."""
+    memory, ids = goal_memory(3)
+    emerging = emergence()
+    asked = _asking(monkeypatch, emerging)
+    intent = memory.graph.node("i-tooth")
+    first = emerging._latest_speaking_of(memory, set(ids), intent, NOW)
+    assert first == set(ids) and len(asked) == 1
+    with memory.transaction():
+        for event_id in ids:
+            memory.graph.update_node(event_id, access_count=3, last_access=NOW)
+    assert emerging._latest_speaking_of(memory, set(ids), intent, NOW) == first
+    assert len(asked) == 1
+
+
+def test_a_goals_events_are_asked_again_when_one_of_them_says_something_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """New words for one event (or an event gone, or a change rolled back) and the goal's
+    events are asked again: the answer follows what they now say."""
+    memory, ids = goal_memory(3)
+    emerging = emergence()
+    asked = _asking(monkeypatch, emerging)
+    intent = memory.graph.node("i-tooth")
+    assert emerging._latest_speaking_of(memory, set(ids), intent, NOW) == set(ids)
+    with memory.transaction():
+        memory.graph.update_node(ids[1], title="Lunch with Mika at the canal")
+    assert emerging._latest_speaking_of(memory, set(ids), intent, NOW) == {ids[0], ids[2]}
+    memory.begin()
+    memory.graph.update_node(ids[1], title="The tooth again")
+    assert emerging._latest_speaking_of(memory, set(ids), intent, NOW) == set(ids)
+    memory.rollback()
+    assert emerging._latest_speaking_of(memory, set(ids), intent, NOW) == {ids[0], ids[2]}
+    assert len(asked) == 4
+
+
+def test_the_words_of_events_change_their_stamp_an_access_or_another_kind_does_not() -> None:
+    memory, ids = goal_memory(2)
+    graph = memory.graph
+    stamps = [graph.event_words_stamp]
+    with memory.transaction():
+        graph.update_node(ids[0], access_count=2, last_access=NOW)
+        graph.update_node("i-tooth", title="Get the crown fitted")
+        graph.update_node("c-dentist", text="Teeth and crowns")
+    stamps.append(graph.event_words_stamp)
+    with memory.transaction():
+        graph.update_node(ids[0], participants=["Mika"])
+    stamps.append(graph.event_words_stamp)
+    with memory.transaction():
+        graph.remove_node(ids[1])
+    stamps.append(graph.event_words_stamp)
+    assert stamps[0] == stamps[1] and len(set(stamps[1:])) == 3
