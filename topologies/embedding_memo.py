@@ -37,8 +37,9 @@ mean-pooled token states, L2-normalised, in the same space (on the sample stream
 with the statement embedded alone is 0.75 on average, against 0.14 between two unrelated
 statements), and the FACT index is already searched with plain vectors (the read path's
 queries). A store folded before keeps its plain fact vectors beside the new ones: the fact
-step compares them by the same rules (on 2026-12-05 the belief set's figures were the same
-and LoCoMo's R@10 0.749 both ways). A new model id would refuse every such store
+step compares them by the same rules (on 2026-12-05 the belief set's figures, the dev
+scenarios' chains and every other structural figure were the same both ways, LoCoMo's R@10
+0.749 both ways). A new model id would refuse every such store
 (``bind_embedder``) for vectors of the same model.
 """
 
