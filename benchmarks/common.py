@@ -12,7 +12,14 @@ from pathlib import Path
 import numpy as np
 import structlog
 
-from topologies.embedding import Embedder, Matrix
+from topologies.embedding import (
+    Embedder,
+    Matrix,
+    Span,
+    SpanVectors,
+    embed_with_spans,
+    reads_spans,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -42,6 +49,7 @@ class CachingEmbedder:
     def __init__(self, inner: Embedder, disk: Path | None = None) -> None:
         self.inner = inner
         self._cache: dict[str, np.ndarray] = {}
+        self._spans: dict[tuple[str, int, int], np.ndarray | None] = {}
         self._disk = disk / f"{inner.model_id}.npz" if disk is not None else None
         if self._disk is not None and self._disk.exists():
             data = np.load(self._disk, allow_pickle=False)
@@ -76,6 +84,27 @@ class CachingEmbedder:
             if texts
             else np.zeros((0, self.dim), dtype=np.float32)
         )
+
+    @property
+    def reads_spans(self) -> bool:
+        return reads_spans(self.inner)
+
+    def embed_spans(
+        self, texts: Sequence[str], spans: Sequence[Sequence[Span]]
+    ) -> tuple[Matrix, SpanVectors]:
+        """The inner embedder's texts and spans from one pass where it can (late chunking);
+        the texts' vectors are remembered, a span's (its text's context) only for this run."""
+        pairs = zip(texts, spans, strict=True)
+        key = [tuple((text, *span) for span in wanted) for text, wanted in pairs]
+        todo = [i for i, keys in enumerate(key) if any(k not in self._spans for k in keys)]
+        if todo:
+            matrix, rows = embed_with_spans(
+                self.inner, [texts[i] for i in todo], [spans[i] for i in todo]
+            )
+            for index, row, read in zip(todo, matrix, rows, strict=True):
+                self._cache[texts[index]] = row
+                self._spans.update(zip(key[index], read, strict=True))
+        return self.embed(texts), [[self._spans[k] for k in keys] for keys in key]
 
     def warm(self, texts: Sequence[str]) -> None:
         self.embed(list(texts))

@@ -120,6 +120,9 @@ class Settings(BaseSettings):
     # while a tenant's batch folds, the texts of its next batch (already queued) are embedded
     # in a worker thread (topologies.engine.FoldEngine.fold_batch's ``ahead``); false: off
     embed_ahead: bool = True
+    # a fact's statement that is a sentence of its event's text is embedded from the text's
+    # own model pass (MiniLM: late chunking), not in a second one; false: on its own
+    statements_in_context: bool = True
     # Kafka workers: messages taken and folded as one batch (1: one at a time). Off by default:
     # batches save about 5% of a worker's CPU (docs/kafka.md)
     kafka_fold_batch_size: int = Field(default=1, ge=1, le=4096)
@@ -210,6 +213,7 @@ class Settings(BaseSettings):
         _put(top, "pair_similarity", self.pair_similarity)
         _put(top, "pool_size", self.pool_size)
         _put(top, "embed_ahead", self.embed_ahead)
+        _put(top, "statements_in_context", self.statements_in_context)
         _put(ann, "min_vectors", self.ann_min_vectors)
         _put(ann, "nprobe", self.ann_nprobe)
         base = EngineConfig()

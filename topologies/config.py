@@ -221,4 +221,9 @@ class EngineConfig(BaseModel):
     # the tenant's next batch, when its driver knows it, is embedded in a worker thread while
     # this batch folds (FoldEngine.fold_batch's ``ahead``); False: each batch embeds its own
     embed_ahead: bool = True
+    # a statement the fact step reads from an event's text is embedded from the text's own
+    # model pass where the embedder can (MiniLM: late chunking, the mean of its tokens'
+    # states); False: each statement is embedded on its own, a second pass (see
+    # topologies/embedding_memo.py)
+    statements_in_context: bool = True
     link_window_days: float = 21.0  # entity-overlap links only to events this recent

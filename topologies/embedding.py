@@ -6,6 +6,13 @@
 - :class:`HashingEmbedder`: deterministic feature hashing of words and character trigrams.
   No model at all; used by unit tests and as a lightweight option.
 - :class:`OpenAIEmbedder`: any OpenAI-compatible ``/v1/embeddings`` endpoint.
+
+An embedder that can (:class:`SpanEmbedder`: MiniLM) also embeds spans of a text from the
+text's own model pass, "late chunking" (Günther et al. 2024): a span's vector is the mean of
+its tokens' hidden states, read in the context of the whole text, so a statement taken from
+an event costs no second model call. :func:`embed_with_spans` asks for that where the embedder
+can and answers None for each span where it cannot (hashing, an OpenAI-compatible endpoint):
+the caller embeds those spans' texts on their own.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ import numpy.typing as npt
 from schemas.errors import ConfigError
 
 Matrix = npt.NDArray[np.float32]
+Span = tuple[int, int]  # [start, end) character offsets into a text
+SpanVectors = list[list[npt.NDArray[np.float32] | None]]  # per text, per span; None: not made
 
 MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -39,6 +48,43 @@ class Embedder(Protocol):
     def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> Matrix: ...
+
+
+@runtime_checkable
+class SpanEmbedder(Embedder, Protocol):
+    """An embedder that embeds spans of a text from the text's own model pass (late
+    chunking): ``embed_spans`` returns the texts' vectors, as ``embed`` does, and each span's
+    unit vector, or None for a span it could not read (cut off by the model's truncation).
+    ``reads_spans`` False: it answers None for every span (a wrapper of one that cannot)."""
+
+    @property
+    def reads_spans(self) -> bool: ...
+
+    def embed_spans(
+        self, texts: Sequence[str], spans: Sequence[Sequence[Span]]
+    ) -> tuple[Matrix, SpanVectors]: ...
+
+
+def embed_with_spans(
+    embedder: Embedder, texts: Sequence[str], spans: Sequence[Sequence[Span]]
+) -> tuple[Matrix, SpanVectors]:
+    """The texts' vectors and, where the embedder can, their spans' from the same model pass;
+    None for every span of an embedder that cannot (its caller embeds those on their own)."""
+    if reads_spans(embedder):
+        assert isinstance(embedder, SpanEmbedder)
+        return embedder.embed_spans(texts, spans)
+    return embedder.embed(texts), [[None] * len(wanted) for wanted in spans]
+
+
+def reads_spans(embedder: Embedder) -> bool:
+    """Does the embedder read spans from their text's own pass (late chunking)?"""
+    return isinstance(embedder, SpanEmbedder) and embedder.reads_spans
+
+
+def locate(text: str, statement: str) -> Span | None:
+    """Where ``statement`` first occurs in ``text`` (None: it is not a span of it)."""
+    start = text.find(statement) if statement.strip() else -1
+    return None if start < 0 else (start, start + len(statement))
 
 
 def _l2(matrix: npt.NDArray[Any]) -> Matrix:
@@ -149,11 +195,24 @@ class MiniLmOnnxEmbedder:
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         return session, tokenizer
 
+    @property
+    def reads_spans(self) -> bool:
+        return True
+
     def embed(self, texts: Sequence[str]) -> Matrix:
+        return self.embed_spans(texts, [()] * len(texts))[0]
+
+    def embed_spans(
+        self, texts: Sequence[str], spans: Sequence[Sequence[Span]]
+    ) -> tuple[Matrix, SpanVectors]:
+        """Each text's mean-pooled vector and, from the same pass, each span's: the mean of
+        the hidden states of the tokens inside it (late chunking). A span past the model's
+        ``max_tokens`` (the text was cut before its end) is None."""
         if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32), []
         session, tokenizer = self._runtime
         chunks = []
+        pooled_spans: SpanVectors = []
         for start in range(0, len(texts), self._batch_size):
             batch = [t if t.strip() else "." for t in texts[start : start + self._batch_size]]
             encoded = tokenizer.encode_batch(batch)
@@ -167,7 +226,30 @@ class MiniLmOnnxEmbedder:
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             chunks.append(pooled)
-        return _l2(np.vstack(chunks))
+            for row, encoding in enumerate(encoded):
+                wanted = spans[start + row]
+                pooled_spans.append(_span_means(hidden[row], encoding, wanted) if wanted else [])
+        return _l2(np.vstack(chunks)), pooled_spans
+
+
+def _span_means(
+    states: npt.NDArray[np.float32], encoding: Any, spans: Sequence[Span]
+) -> list[npt.NDArray[np.float32] | None]:
+    """The unit mean of the hidden states of each span's tokens (``encoding``: the
+    tokenizer's, with character offsets); None for a span with no token or cut by truncation."""
+    offsets = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+    starts, ends = offsets[:, 0], offsets[:, 1]
+    real = (np.asarray(encoding.special_tokens_mask) == 0) & (ends > starts)
+    read_to = int(ends[real].max()) if real.any() else 0
+    cut = bool(encoding.overflowing)
+    out: list[npt.NDArray[np.float32] | None] = []
+    for begin, end in spans:
+        inside = real & (starts >= begin) & (ends <= end)
+        if not inside.any() or (cut and end > read_to):
+            out.append(None)
+            continue
+        out.append(_l2(states[inside].mean(axis=0, keepdims=True))[0])
+    return out
 
 
 class OpenAIEmbedder:

@@ -46,7 +46,7 @@ from topologies.config import EngineConfig
 from topologies.consolidation import Consolidator
 from topologies.context import assemble_context, record_access
 from topologies.embedding import Embedder
-from topologies.embedding_memo import EmbeddingMemo
+from topologies.embedding_memo import EmbeddingMemo, Passage
 from topologies.executor import PlanExecutor
 from topologies.facts.llm_extract import model_fact_step
 from topologies.facts.step import FactStep
@@ -212,6 +212,7 @@ class FoldEngine:
         self.planner = planner
         self.fallback = fallback
         self.config = config or EngineConfig()
+        embedder.in_context = self.config.statements_in_context
         self.executor = PlanExecutor(embedder, self.config)
         # names concepts and intents; the planner's namer when it has one (one cache of parses)
         self.namer = namer or getattr(planner, "namer", None) or Namer(embedder)
@@ -488,8 +489,8 @@ class FoldEngine:
         safely). A fold step that asks for a text first embeds it itself: same vectors."""
         if not later:
             return None
-        texts = self.batch_texts(memory, [event for _, event in later[0]])
-        return asyncio.ensure_future(asyncio.to_thread(self.embedder.prefetch, texts))
+        passages = self.batch_passages(memory, [event for _, event in later[0]])
+        return asyncio.ensure_future(asyncio.to_thread(self.embedder.prefetch, passages))
 
     def _start_ahead(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
         """Embed the texts of the tenant's next batch in the memo's worker thread while this
@@ -498,7 +499,7 @@ class FoldEngine:
         folding, not their sum. The texts are listed here, on the fold's thread."""
         mine = [event for event in events if event.tenant == memory.tenant]
         if mine and self.config.embed_ahead:
-            self.embedder.embed_ahead(memory.tenant, self.batch_texts(memory, mine))
+            self.embedder.embed_ahead(memory.tenant, self.batch_passages(memory, mine))
 
     async def _adopt_ahead(self, memory: TenantMemory) -> None:
         """The vectors embedded ahead for the batch starting now, remembered as its texts. An
@@ -557,12 +558,21 @@ class FoldEngine:
 
     def prefetch(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
         """Embed the events' known texts in one call (see topologies/embedding_memo.py)."""
-        self.embedder.prefetch(self.batch_texts(memory, events))
+        self.embedder.prefetch(self.batch_passages(memory, events))
+
+    def batch_passages(self, memory: TenantMemory, events: Sequence[RawEvent]) -> list[Passage]:
+        """What folding the events will embed that is known ahead: each event's text with
+        the statements its fact step reads from it (embedded from the text's own pass where
+        the embedder can: ``EngineConfig.statements_in_context``)."""
+        return [
+            Passage(event.text or event.id, tuple(self.facts.statements(memory, event)))
+            for event in events
+        ]
 
     def batch_texts(self, memory: TenantMemory, events: Sequence[RawEvent]) -> list[str]:
-        """What folding the events will embed that is known ahead: their texts and the
-        statements their fact step reads."""
-        return [event.text or event.id for event in events] + self.facts.texts(memory, events)
+        """The events' texts and their statements, as plain texts."""
+        passages = self.batch_passages(memory, events)
+        return [p.text for p in passages] + [s for p in passages for s in p.statements]
 
     async def fold_stored(self, memory: TenantMemory, event: RawEvent) -> FoldResult:
         """Plan and apply a stored (ingested, not yet folded) event."""

@@ -76,3 +76,11 @@ def test_invalid_value_is_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FOLDMEM_API_PORT", "not-a-port")
     with pytest.raises(ConfigError, match="api_port"):
         load_settings()
+
+
+def test_statements_are_embedded_in_context_unless_switched_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().engine_config().statements_in_context
+    monkeypatch.setenv("FOLDMEM_STATEMENTS_IN_CONTEXT", "false")
+    assert not load_settings().engine_config().statements_in_context

@@ -28,7 +28,7 @@ import structlog
 from schemas.events import RawEvent
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from topologies.embedding import Embedder
-from topologies.embedding_memo import embed_event_texts
+from topologies.embedding_memo import embed_statements
 from topologies.facts.chains import link
 from topologies.facts.extract import ExtractedItem, ExtractorConfig, extract_items
 from topologies.facts.reconcile import (
@@ -84,6 +84,11 @@ def fact_id(tenant: str, event_id: str, index: int) -> str:
 def event_text(event: RawEvent) -> str:
     """What facts are read from: the body, else the title."""
     return event.body.strip() or event.title.strip()
+
+
+def read_text(event: RawEvent) -> str:
+    """The event's text as the engine embeds it (its statements are read in it)."""
+    return event.text or event.id
 
 
 def event_author(event: RawEvent) -> str:
@@ -164,7 +169,7 @@ class FactStep:
         asked = [i for i, item in enumerate(items) if self._judged_item(item)]
         if not asked or memory.event_state(event.id) == "folded":
             return
-        vectors = embed_event_texts(self.embedder, [items[i].text for i in asked])
+        vectors = embed_statements(self.embedder, read_text(event), [items[i].text for i in asked])
         author = event_author(event)
         decisions: dict[int, Decision] = {}
         for row, index in enumerate(asked):
@@ -197,14 +202,15 @@ class FactStep:
         """What ``apply`` will embed for these events with the deterministic extractor (the
         statements; their topic phrases only when a candidate is compared, see
         ``reconcile.topic_similarity``), for a batch to embed them in one call."""
+        return [text for event in events for text in self.statements(memory, event)]
+
+    def statements(self, memory: TenantMemory, event: RawEvent) -> list[str]:
+        """The statements ``apply`` will embed for the event (read from ``read_text``)."""
         if self.extractor is not None or not layer_enabled(memory, "facts"):
             return []
-        out: list[str] = []
-        for event in events:
-            items = extract_items(event_text(event), self.extractor_config)
-            self._remember(self._key(memory, event), items)  # apply() reads them, not again
-            out.extend(item.text for item in items)
-        return out
+        items = extract_items(event_text(event), self.extractor_config)
+        self._remember(self._key(memory, event), items)  # apply() reads them, not again
+        return [item.text for item in items]
 
     @staticmethod
     def _key(memory: TenantMemory, event: RawEvent) -> tuple[str, str, str]:
@@ -244,7 +250,7 @@ class FactStep:
         judged = self._judged.pop((memory.tenant, event.id), {})
         if not items:
             return report
-        vectors = embed_event_texts(self.embedder, [item.text for item in items])
+        vectors = embed_statements(self.embedder, read_text(event), [item.text for item in items])
         author = event_author(event)
         all_slots = [slots_of(item.text, author) for item in items]
         topics = [s.topic or i.text for s, i in zip(all_slots, items, strict=True)]
