@@ -443,6 +443,11 @@ def cue_sentences(node: Node) -> list[str]:
     return found
 
 
+def reports_problem(sentence: str) -> bool:
+    """The sentence reports a problem (``Signals.problem``), social formulas left out."""
+    return _PROBLEM.search(without_formulas(sentence)) is not None
+
+
 def commits(sentence: str) -> bool:
     """The sentence states a commitment (``Signals.commitment``), social formulas left out."""
     return _commits(without_formulas(sentence))

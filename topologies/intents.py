@@ -133,7 +133,13 @@ from topologies.intent_boundaries import (
 from topologies.memory import TOPIC, TenantMemory
 from topologies.naming import Namer, next_naming, redate, with_deadline
 from topologies.naming.phrases import is_own
-from topologies.naming.titles import head_word, held_on, is_derived, writes_the_action
+from topologies.naming.titles import (
+    head_word,
+    held_on,
+    is_derived,
+    is_follow_up,
+    writes_the_action,
+)
 from topologies.node_memo import NodeMemo
 from topologies.scope import FoldScope
 from topologies.text import DateMention, find_dates
@@ -499,11 +505,25 @@ class IntentEmergence:
             return True  # planned for a day: a goal by itself
         if len(goal.problem_days) > 1 and not is_derived(title):
             return True  # a problem returning, and an action the evidence states about it
+        return self._cue_states(memory, goal.commitments | goal.problems | goal.ahead, title)
+
+    def _cue_states(self, memory: TenantMemory, events: Iterable[str], title: str) -> bool:
+        """Whether a sentence with a goal cue among the events writes the thing the title's
+        action is done to, and the action itself (``titles.writes_the_action``); for a goal
+        the namer follows up on, with no verb of its own, the sentence acts on the thing or
+        reports a problem with it (``titles.acted_on``): "I'm sure everyone in the crowd is
+        going to be pumped up" makes no "Follow up on the large crowd" (LoCoMo-10)."""
+        head = self.namer.title_object(title)
+        if not head:
+            return False
         word = head_word(head)
+        follow_up = is_follow_up(title)
         graph = memory.graph
         return any(
-            word.search(sentence) is not None and writes_the_action(title, sentence)
-            for event in sorted(goal.commitments | goal.problems | goal.ahead)
+            word.search(sentence) is not None
+            and writes_the_action(title, sentence)
+            and (not follow_up or self.namer.acts_on(head, sentence))
+            for event in sorted(e for e in events if e in graph)
             for sentence in cue_sentences(graph.node(event))
         )
 
@@ -886,6 +906,8 @@ class IntentEmergence:
         thing = self.namer.title_object(title)
         if not self.namer.states_action(title) or thing in dropped:
             return None
+        if is_follow_up(title) and not self._cue_states(memory, evidence, title):
+            return None  # "Follow up on the fond memories": a thing no cue acts on (LoCoMo-10)
         if not milestone and held and thing != self.namer.held_thing(memory, held):
             return None  # the day's entry renames the goal only for what the day holds
         if not self.namer.better_goal(memory, sorted(evidence), deadline, intent.title, title):

@@ -24,6 +24,7 @@ from topologies.goals import cue_sentences, event_signals
 from topologies.memory import TenantMemory, event_node_id
 from topologies.naming import Namer
 from topologies.naming.phrases import PhraseParser
+from topologies.naming.titles import acted_on
 
 T0 = datetime(2022, 10, 20, 18, 0, tzinfo=UTC)
 # a friend's film talk: promises on three days, none about the films
@@ -348,3 +349,40 @@ def test_a_speakers_own_goal_names_the_intent_when_no_one_is_the_user() -> None:
         ("Melanie", "Giving a home to kids is such a loving way to build a family.", 1),
     ]  # fmt: skip
     assert title_of(lines) == "Build a family"
+
+
+async def test_a_prediction_about_a_crowd_makes_no_goal_of_following_it_up() -> None:
+    """A goal the namer follows up on, with no verb of its own, stands on a cue sentence
+    that acts on its thing or reports a problem with it: before, "I'm sure everyone in the
+    crowd is going to be pumped up" beside worries on several days made "Follow up on the
+    large crowd" (LoCoMo-10, conv-50); the crowd a sentence has a problem with is one."""
+    talk = [
+        ("Calvin", "The large crowd at the show was amazing.", 0),
+        ("Dave", "So sorry for the late reply, the tour is stressing me out.", 0),
+        ("Calvin", "I'm sure everyone in the large crowd is going to be pumped up.", 4),
+        ("Dave", "Sorry, I'm worried about the tour.", 4),
+        ("Calvin", "The large crowd sang every song with us.", 9),
+        ("Dave", "The tour went badly, I'm worried again.", 9),
+    ]
+    assert await intents_of(twice(talk)) == []
+    problem = ("Calvin", "The large crowd is a problem, it broke the barrier again.", 4)
+    assert await intents_of(twice([*talk[:2], problem, *talk[3:]])) == [
+        "Follow up on the large crowd"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "head", "acted"),
+    [
+        ("I need to fix the car", "car", True),
+        ("The car broke down again", "car", True),
+        ("The insurance claim is still not settled", "claim", True),
+        ("Sorry, the colorful sunset photo is broken", "sunset", True),
+        ("I'm sure everyone in the crowd is going to be pumped up", "crowd", False),
+        ("I have such fond memories of that trip, I'll never forget it", "memory", False),
+    ],
+)
+def test_what_a_sentence_acts_on(text: str, head: str, acted: bool) -> None:
+    """The thing a "Follow up on" title names is one a sentence acts on or has a problem
+    with: not a crowd in a prediction, nor memories one has."""
+    assert acted_on(PhraseParser().parse(text), head) is acted

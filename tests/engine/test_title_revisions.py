@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
+import pytest
 from fold_helpers import ScriptedPlanner, Step
 from test_goal_titles import event, fold, stored, the_intent
 
@@ -162,3 +163,29 @@ async def test_a_retitle_at_a_milestone_replaces_a_step_and_never_brings_back_an
         )
         is None
     )
+
+
+async def test_a_retitle_follows_up_only_on_a_thing_a_cue_sentence_acts_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A goal renamed to follow up on a thing, with no verb of the evidence's own, needs a
+    sentence with a goal cue that acts on it: "I must book the room" makes "Follow up on the
+    room" a goal, the sprint goal a heading names is none (before, LoCoMo-10's conv-48 plan
+    "Sort out the books" was renamed "Follow up on the fond memories")."""
+    config = EngineConfig()
+    config.topics.split_min_members = 1000
+    script, events = demo_stream(("d-3", "The multi-depot demo went fine, thanks all"))
+    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
+    memory = engine.new_memory("alice")
+    for raw in events:
+        await engine.fold(memory, raw)
+    intent = the_intent(memory)
+    step = intent.model_copy(update={"title": "Bring estimates", "attrs": {"titled_at": 1}})
+    namer = engine.emergence.namer
+
+    def retitled(title: str) -> str | None:
+        monkeypatch.setattr(namer, "title_intent", lambda *args, **kwargs: title)
+        return engine.emergence._retitle(memory, step, intent.deadline, {})
+
+    assert retitled("Follow up on the room") == "Follow up on the room"
+    assert retitled("Follow up on the sprint goal") is None

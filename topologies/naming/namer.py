@@ -64,6 +64,7 @@ from topologies.naming.titles import (
     GOAL_HANDICAP,
     Goal,
     Ranked,
+    acted_on,
     as_action,
     by_its_heading,
     by_its_name,
@@ -728,6 +729,11 @@ class Namer:
         is read as the sentence it would be: "get a new passport")."""
         text = without_deadline(title).strip()
         return self.parser.parse(text[:1].lower() + text[1:])
+
+    def acts_on(self, head: str, sentence: str) -> bool:
+        """Whether the sentence acts on, or reports a problem with, the thing named by
+        ``head`` (``titles.acted_on``)."""
+        return acted_on(self.parser.parse(sentence), head)
 
     def states_action(self, title: str) -> bool:
         """Whether the title (without its deadline) starts with an action: a verb in the

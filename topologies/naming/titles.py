@@ -39,6 +39,7 @@ from topologies.naming.labels import Embed, Matrix, surface
 from topologies.naming.occasions import local_day
 from topologies.naming.phrases import (
     CARRY_VERBS,
+    LIGHT_VERBS,
     WRITER,
     Action,
     Analysis,
@@ -489,6 +490,45 @@ def is_derived(title: str) -> bool:
     """The title's verb was not the evidence's own (``derived_action``)."""
     text = without_deadline(title).lower()
     return text.startswith((f"{OCCASION_VERB} ", f"{FOLLOW_UP_VERB} "))
+
+
+def is_follow_up(title: str) -> bool:
+    """The title follows up on a thing no event acts on ("Follow up on the insurance claim"):
+    the namer's verb, where the evidence gave none."""
+    return without_deadline(title).lower().startswith(f"{FOLLOW_UP_VERB} ")
+
+
+# how a noun a sentence acts on stands in its parse: the object of a verb ("fix the car"),
+# what a verb's preposition takes ("work on the car"), the subject of a passive ("the claim
+# is not settled")
+_ACTED_ON = frozenset({"dobj", "obj", "nsubjpass", "pobj"})
+
+
+def acted_on(doc: Any, head: str) -> bool:
+    """Whether the parsed sentence acts on, or reports a problem with, the thing named by
+    ``head`` (a lemma): an object of a verb with an action of its own ("I need to fix the
+    car", "the claim is still not settled"), the preposition's object of a verb ("take it to
+    the garage"), or the subject of a sentence that reports a problem ("the car broke down
+    again"), or the whole a compound of it names ("the sunset photo is broken"). Not a thing
+    in a noun's modifier ("everyone in the crowd is going to be pumped up"), nor what a light
+    verb has ("such fond memories"): a "Follow up on" the crowd or on the memories is no
+    to-do of anyone's."""
+    from topologies.goals import reports_problem  # the goals module reads the parser's
+
+    problem = reports_problem(doc.text)
+    for word in doc:
+        if word.lemma_.lower() != head and word.lower_ != head:
+            continue
+        thing = word
+        while thing.dep_ == "compound" and thing.head is not thing:
+            thing = thing.head  # the thing a compound names: "the sunset photo"
+        verb = thing.head.head if thing.dep_ == "pobj" else thing.head
+        acting = verb.lemma_.lower() not in LIGHT_VERBS or thing.dep_ == "nsubjpass"
+        if thing.dep_ in _ACTED_ON and verb.pos_ in ("VERB", "AUX") and acting:
+            return True
+        if thing.dep_ == "nsubj" and problem:
+            return True
+    return False
 
 
 def object_verb(analyses: Sequence[Analysis], heads: frozenset[str]) -> str | None:
