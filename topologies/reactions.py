@@ -38,7 +38,6 @@ attribute its source sent; turns without one are of one unnamed channel), at mos
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Container
 from datetime import timedelta
 from typing import Any
@@ -53,7 +52,6 @@ from topologies.naming.phrases import TIME_UNITS, PhraseParser, shared_parser
 REPLY_WINDOW = timedelta(hours=1)  # a turn this much later still answers the one before
 MAX_TEXT = 600  # characters of a turn read for its things (replies are short)
 MAX_LOOKBACK = 8  # events before a turn looked at for the one it answers
-DOC_CACHE = 4096  # parsed turns kept
 
 # emotion names (Shaver et al. 1987; lemmas, and the nouns of their adjectives)
 FEELING_NOUNS = wordset(
@@ -158,23 +156,10 @@ def is_reaction(text: str, names: Container[str], parser: PhraseParser | None = 
     body = text.strip()[:MAX_TEXT]
     if not body:
         return False
-    return not names_a_thing(_parse(body, parser or shared_parser()), names)
-
-
-_DOCS: OrderedDict[str, Any] = OrderedDict()  # turn text -> its parse, the latest kept
-
-
-def _parse(text: str, parser: PhraseParser) -> Any:
-    """A turn's parse without the entity recogniser (half the cost of a parse; nothing here
-    reads entities), each text once while it is among the ``DOC_CACHE`` latest: a turn is
-    read when it is planned and again as a neighbour of the turns after it."""
-    doc = _DOCS.get(text)
-    if doc is None:
-        doc = parser.nlp(text, disable=["ner"])
-        _DOCS[text] = doc
-        while len(_DOCS) > DOC_CACHE:
-            _DOCS.popitem(last=False)
-    return doc
+    # without the entity recogniser (nothing here reads entities), each text once: a turn
+    # is read when it is planned and again as a neighbour of the turns after it
+    doc = (parser or shared_parser()).parse_without_entities(body)
+    return not names_a_thing(doc, names)
 
 
 def reacts(memory: EntityHolder, node: Node, parser: PhraseParser | None = None) -> bool:

@@ -1275,6 +1275,7 @@ class PhraseParser:
         self._cache: OrderedDict[tuple[str, str, frozenset[str]], Analysis] = OrderedDict()
         self._cache_size = cache_size
         self._docs: OrderedDict[str, Any] = OrderedDict()  # parse(): text -> Doc
+        self._light: OrderedDict[str, Any] = OrderedDict()  # parse_without_entities()
         self.parsed = 0  # texts parsed (not served from the cache)
 
     def analyse_nodes(self, nodes: Sequence[Node]) -> list[Analysis]:
@@ -1352,6 +1353,22 @@ class PhraseParser:
             _keep(self._docs, text, doc, self._cache_size)
         else:
             self._docs.move_to_end(text)
+        return doc
+
+    def parse_without_entities(self, text: str) -> Any:
+        """A Doc of the text with tags and dependencies but no entity recogniser (half the
+        cost of a whole parse), each text once (LRU cache), or the whole parse when
+        :meth:`parse` has read the text already: for a reader of words and dependencies only
+        (chat turns read for whether they only react)."""
+        doc = self._docs.get(text)
+        if doc is not None:
+            return doc
+        doc = self._light.get(text)
+        if doc is None:
+            doc = self.nlp(text, disable=["ner"])
+            _keep(self._light, text, doc, self._cache_size)
+        else:
+            self._light.move_to_end(text)
         return doc
 
     def _remember(self, key: tuple[str, str, frozenset[str]], value: Analysis) -> None:
