@@ -10,11 +10,8 @@ import pytest
 
 from schemas.events import RawEvent
 from schemas.graph import EdgeKind, NodeKind
-from topologies.config import EngineConfig
-from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
 from topologies.entities import EntityIndex
-from topologies.heuristic_planner import HeuristicPlanner
 from topologies.memory import TenantMemory, event_node_id
 from topologies.naming.phrases import PhraseParser
 from topologies.reactions import is_reaction
@@ -83,17 +80,6 @@ def test_the_events_just_before_a_time_come_latest_first() -> None:
 
 
 # ------------------------------------------------------------------------ in the fold
-@pytest.fixture
-def config() -> EngineConfig:
-    # HashingEmbedder cosines are lower than MiniLM's (as in test_heuristic_planner)
-    return EngineConfig(assign_similarity=0.35, pair_similarity=0.3)
-
-
-@pytest.fixture
-def engine(embedder: HashingEmbedder, config: EngineConfig) -> FoldEngine:
-    return FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
-
-
 def turn(
     make_event: MakeEvent, speaker: str, body: str, minutes: float, channel: str = ""
 ) -> RawEvent:
@@ -120,10 +106,10 @@ def folders_of(memory: TenantMemory, event: RawEvent) -> set[str]:
 
 
 async def test_replies_of_praise_found_no_folder_of_their_own(
-    engine: FoldEngine, make_event: MakeEvent
+    planning_engine: FoldEngine, make_event: MakeEvent
 ) -> None:
     """Two friends cheering each other on, turn after turn: no "Support" folder."""
-    memory = engine.new_memory("alice")
+    memory = planning_engine.new_memory("alice")
     cheers = [
         ("Maria", "That's awesome, John! So proud of you, keep it up!"),
         ("John", "Thanks, Maria! So proud and happy, thanks for the support!"),
@@ -132,18 +118,18 @@ async def test_replies_of_praise_found_no_folder_of_their_own(
         ("Maria", "So proud of you, John! That's awesome, keep it up!"),
     ]
     events = [turn(make_event, who, text, minutes=i) for i, (who, text) in enumerate(cheers)]
-    await fold_all(engine, memory, events)
+    await fold_all(planning_engine, memory, events)
     assert memory.graph.count(NodeKind.CONCEPT) == 0
     assert all(not folders_of(memory, event) for event in events)
 
 
 async def test_a_reaction_is_linked_to_the_turn_it_answers_and_joins_no_folder(
-    engine: FoldEngine, make_event: MakeEvent
+    planning_engine: FoldEngine, make_event: MakeEvent
 ) -> None:
-    memory = engine.new_memory("alice")
+    memory = planning_engine.new_memory("alice")
     pottery = [turn(make_event, "John", text, i) for i, text in enumerate(POTTERY)]
     reply = turn(make_event, "Maria", "Wow, that's awesome, John! So proud of you!", 3)
-    await fold_all(engine, memory, [*pottery, reply])
+    await fold_all(planning_engine, memory, [*pottery, reply])
     answered = event_node_id("alice", pottery[-1].id)
     reaction = event_node_id("alice", reply.id)
     assert memory.graph.edge(answered, reaction, EdgeKind.TRIGGERS) is not None
@@ -152,13 +138,13 @@ async def test_a_reaction_is_linked_to_the_turn_it_answers_and_joins_no_folder(
 
 
 async def test_a_reaction_answers_nothing_an_hour_later_or_in_another_channel(
-    engine: FoldEngine, make_event: MakeEvent
+    planning_engine: FoldEngine, make_event: MakeEvent
 ) -> None:
-    memory = engine.new_memory("alice")
+    memory = planning_engine.new_memory("alice")
     news = turn(make_event, "John", "I passed the driving test this morning!", 0, "john")
     late = turn(make_event, "Maria", "That's awesome, so proud of you!", 90, "john")
     elsewhere = turn(make_event, "Maria", "Wow, congrats! So happy for you!", 91, "family")
-    await fold_all(engine, memory, [news, late, elsewhere])
+    await fold_all(planning_engine, memory, [news, late, elsewhere])
     source = event_node_id("alice", news.id)
     for reply in (late, elsewhere):
         target = event_node_id("alice", reply.id)
@@ -166,13 +152,13 @@ async def test_a_reaction_answers_nothing_an_hour_later_or_in_another_channel(
 
 
 async def test_a_reply_that_names_the_thing_joins_its_theme(
-    engine: FoldEngine, make_event: MakeEvent
+    planning_engine: FoldEngine, make_event: MakeEvent
 ) -> None:
     """ "Congrats on the new job!": the thing decides, not the mood."""
-    memory = engine.new_memory("alice")
+    memory = planning_engine.new_memory("alice")
     pottery = [turn(make_event, "John", text, i) for i, text in enumerate(POTTERY)]
     praise = "Congrats on the pottery class clay bowl glaze in the kiln!"
     reply = turn(make_event, "Maria", praise, 3)
-    await fold_all(engine, memory, [*pottery, reply])
+    await fold_all(planning_engine, memory, [*pottery, reply])
     assert folders_of(memory, reply) == folders_of(memory, pottery[0])
     assert folders_of(memory, reply)
