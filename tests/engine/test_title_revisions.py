@@ -16,7 +16,7 @@ from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
 from topologies.goals import date_move
-from topologies.memory import event_node_id
+from topologies.memory import TenantMemory, event_node_id
 from topologies.naming import Namer
 from topologies.naming.phrases import PhraseParser
 from topologies.naming.titles import Ranked, in_kept_verb
@@ -91,6 +91,23 @@ async def test_a_move_of_another_thing_leaves_the_goals_date() -> None:
 
 
 # ------------------------------------------------------------------------ retitles
+
+
+async def titled_for_a_step(last: tuple[str, str]) -> tuple[FoldEngine, TenantMemory, Node, Node]:
+    """The demo stream folded into one intent (no concept split), and that intent as if it
+    had been titled for a step at its first milestone ("Bring estimates")."""
+    config = EngineConfig()
+    config.topics.split_min_members = 1000
+    script, events = demo_stream(last)
+    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
+    memory = engine.new_memory("alice")
+    for raw in events:
+        await engine.fold(memory, raw)
+    intent = the_intent(memory)
+    step = intent.model_copy(update={"title": "Bring estimates", "attrs": {"titled_at": 1}})
+    return engine, memory, intent, step
+
+
 def test_a_retitle_needs_a_better_goal_by_the_evidence(namer: Namer) -> None:
     """The evidence keeps speaking of the ceiling, once of the leak: the ceiling is the
     better goal, not the leak; a new verb for the same object is no better (no churn)."""
@@ -138,17 +155,9 @@ async def test_a_retitle_at_a_milestone_replaces_a_step_and_never_brings_back_an
 ):
     """An intent named for what to bring takes its evidence's goal at the next milestone; a
     title whose object it was renamed from does not come back, whatever the evidence says."""
-    config = EngineConfig()
-    config.topics.split_min_members = 1000
-    script, events = demo_stream(
+    engine, memory, intent, step = await titled_for_a_step(
         ("d-3", "Moving the multi-depot demo to Tuesday 28 April, we will confirm the room")
     )
-    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
-    memory = engine.new_memory("alice")
-    for raw in events:
-        await engine.fold(memory, raw)
-    intent = the_intent(memory)
-    step = intent.model_copy(update={"title": "Bring estimates", "attrs": {"titled_at": 1}})
     attrs: dict[str, object] = {}
     retitled = engine.emergence._retitle(memory, step, intent.deadline, attrs)
     assert retitled is not None and "demo" in retitled
@@ -172,15 +181,9 @@ async def test_a_retitle_follows_up_only_on_a_thing_a_cue_sentence_acts_on(
     sentence with a goal cue that acts on it: "I must book the room" makes "Follow up on the
     room" a goal, the sprint goal a heading names is none (before, LoCoMo-10's conv-48 plan
     "Sort out the books" was renamed "Follow up on the fond memories")."""
-    config = EngineConfig()
-    config.topics.split_min_members = 1000
-    script, events = demo_stream(("d-3", "The multi-depot demo went fine, thanks all"))
-    engine = FoldEngine(HashingEmbedder(dim=256), ScriptedPlanner(script), config)
-    memory = engine.new_memory("alice")
-    for raw in events:
-        await engine.fold(memory, raw)
-    intent = the_intent(memory)
-    step = intent.model_copy(update={"title": "Bring estimates", "attrs": {"titled_at": 1}})
+    engine, memory, intent, step = await titled_for_a_step(
+        ("d-3", "The multi-depot demo went fine, thanks all")
+    )
     namer = engine.emergence.namer
 
     def retitled(title: str) -> str | None:
