@@ -324,7 +324,17 @@ def extract_entities(
     """Typed entity keys ("ticket:flx-142", "name:farida osei", ...), sorted and unique.
 
     ``owner`` (the tenant) is dropped: the user is in every event and links nothing.
+    Read once per input: an event's text is read at ingest, when it is planned, for its
+    statements' names and again at each new version of its node (an access counted).
     """
+    return list(_entities_of(text, tuple(participants), thread, owner))
+
+
+@lru_cache(maxsize=4096)
+def _entities_of(
+    text: str, participants: tuple[str, ...], thread: str | None, owner: str | None
+) -> tuple[str, ...]:
+    """``extract_entities`` of one input (a tuple: the caller gets its own list)."""
     found: set[str] = set()
     found.update(f"ticket:{m.group(0).lower()}" for m in _TICKET.finditer(text))
     found.update(f"email:{m.group(0).lower()}" for m in _EMAIL.finditer(text))
@@ -340,7 +350,7 @@ def extract_entities(
     if owner:
         own = owner.lower()
         found = {e for e in found if own not in re.split(r"[\W_]+", e.split(":", 1)[1])}
-    return sorted(found)
+    return tuple(sorted(found))
 
 
 def entity_weight(entity: str) -> float:
@@ -478,7 +488,21 @@ def find_dates(
     clock): a date without a year, or a weekday, is the latest one up to ``ref``; it also reads
     'yesterday', 'last week', 'this month', '3 days ago', 'May 2023', 'in May', 'in 2022',
     and each mention carries the period it names (``until``); no window is applied.
+
+    Read once per text and time: the planner, the goal cues, the intents' and titles' date
+    checks all read the same event's text against its time within one fold (a result is
+    kept per time zone, its name and fold as well, so every mention is resolved as it would
+    be again).
     """
+    key = (ref.tzinfo, ref.tzname(), ref.fold)
+    return list(_dates_in(text, ref, key, past, limit))
+
+
+@lru_cache(maxsize=4096)
+def _dates_in(
+    text: str, ref: datetime, zone: tuple[object, ...], past: bool, limit: int
+) -> tuple[DateMention, ...]:
+    """``find_dates`` of one text and time (``zone``: what equal times may differ in)."""
     spans: list[tuple[int, int, datetime, bool, datetime | None]] = []
 
     def taken(start: int, end: int) -> bool:
@@ -545,7 +569,7 @@ def find_dates(
         found.append(DateMention(when, deadline, text[start:end].strip(), has_time, until))
         if len(found) >= limit:
             break
-    return found
+    return tuple(found)
 
 
 # words before a date that say it has passed: "since 14 March", "last Friday", and "back on 3
