@@ -59,6 +59,7 @@ class EntityIndex:
         self._postings: dict[str, list[tuple[datetime, str]]] = {}
         self._nodes: set[str] = set()
         self._times: list[tuple[datetime, str]] = []  # every indexed event, by time
+        self._people: set[str] | None = None  # ``people`` until an entity is first posted
 
     def __len__(self) -> int:
         return len(self._nodes)
@@ -74,7 +75,14 @@ class EntityIndex:
 
     def people(self) -> set[str]:
         """The names of the people in the indexed events (lower case, as written), and the
-        first names of those written with more than one word."""
+        first names of those written with more than one word. Read again only when an entity
+        is posted for the first time: a chat turn asks for them (``reactions``) while the
+        index holds thousands of entities and gains a new one now and then."""
+        if self._people is None:
+            self._people = self._read_people()
+        return set(self._people)
+
+    def _read_people(self) -> set[str]:
         found: set[str] = set()
         for entity in self._postings:
             kind, _, name = entity.partition(":")
@@ -89,6 +97,8 @@ class EntityIndex:
         self._nodes.add(node_id)
         bisect.insort(self._times, (ts, node_id))
         for entity in entities:
+            if entity not in self._postings:
+                self._people = None
             bucket = self._postings.setdefault(entity, [])
             bisect.insort(bucket, (ts, node_id))
             if len(bucket) > self.per_entity:
@@ -107,6 +117,7 @@ class EntityIndex:
         self.add(node.id, node.ts, entities)
 
     def clear(self) -> None:
+        self._people = None
         self._postings.clear()
         self._nodes.clear()
         self._times.clear()
