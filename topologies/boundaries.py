@@ -127,7 +127,7 @@ class Boundaries:
         members = int(node.attrs.get(topics.MEMBERS_ATTR, 0))
         graph.replace_node(node.model_copy(update={"attrs": {**node.attrs, CHECKED_ATTR: members}}))
         events = topics.member_events(memory, concept_id)
-        vectors = [topics.event_topic(memory, e, cfg) for e in events]
+        vectors = topics.event_topics(memory, events, cfg)
         pairs = [(e, v) for e, v in zip(events, vectors, strict=True) if v is not None]
         if len(pairs) < 2 * cfg.split_min_group:
             return False

@@ -95,6 +95,25 @@ def event_topic(memory: TenantMemory, event_id: str, config: TopicConfig) -> Vec
     return center(raw, *background(memory), config)
 
 
+def event_topics(
+    memory: TenantMemory, event_ids: list[str], config: TopicConfig
+) -> list[Vector | None]:
+    """``event_topic`` of several events, the background decoded once: a split reads the
+    topic vectors of a concept's latest members, most of which have left the POOL."""
+    pool, embedded = memory.index(POOL), memory.index(NodeKind.EVENT)
+    behind: tuple[Vector | None, int] | None = None  # the background, once one is needed
+    out: list[Vector | None] = []
+    for event_id in event_ids:
+        vector = pool.get(event_id)
+        raw = embedded.get(event_id) if vector is None else None
+        if raw is not None:
+            if behind is None:
+                behind = background(memory)
+            vector = center(raw, *behind, config)
+        out.append(vector)
+    return out
+
+
 # ------------------------------------------------------------------- centroids
 def member_events(memory: TenantMemory, concept_id: str, limit: int = MAX_MEMBERS) -> list[str]:
     """EVENT ids grounding or reinforcing the concept, the latest by event time first (read
