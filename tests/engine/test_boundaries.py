@@ -435,3 +435,29 @@ def test_the_topic_space_removes_half_of_the_tenants_running_mean() -> None:
     assert count == 2 and mean is not None and np.allclose(mean, [0.25, 0.25, 0.5])
     memory.rollback()
     assert topics.background(memory) == (None, 0)
+
+
+def test_the_topic_vectors_of_several_events_are_each_events_own() -> None:
+    """A split reads its members' topic vectors together: an event still in the POOL gives
+    its ingest-time vector, one that left it its embedding centred on today's background,
+    one without a vector none."""
+    from topologies.config import TopicConfig
+    from topologies.memory import POOL
+
+    memory = TenantMemory("alice", 3)
+    config = TopicConfig(background_weight=0.5, background_horizon=4)
+    memory.begin()
+    for name, raw in (("a", [1, 0, 0]), ("b", [0, 1, 0]), ("c", [0, 0, 1])):
+        vector = np.array(raw, dtype=np.float32)
+        memory.index(NodeKind.EVENT).upsert(name, vector)
+        memory.index(POOL).upsert(name, topics.observe(memory, vector, config))
+    memory.index(POOL).remove("a")  # a member now: it left the POOL
+    read = topics.event_topics(memory, ["a", "b", "missing", "c"], config)
+    one_by_one = [topics.event_topic(memory, e, config) for e in ("a", "b", "missing", "c")]
+    memory.rollback()
+    assert read[2] is None and one_by_one[2] is None
+    for together, alone in zip(read, one_by_one, strict=True):
+        assert (together is None) == (alone is None)
+        if together is not None and alone is not None:
+            assert together.tolist() == alone.tolist()
+    assert read[0] is not None and not np.allclose(read[0], [1, 0, 0])  # centred, not raw

@@ -181,3 +181,19 @@ def test_the_entity_index_counts_the_events_of_a_time_span(make_event: MakeEvent
     assert index.count_between(events[0].ts, events[5].ts + timedelta(hours=1)) == 6
     index.clear()
     assert index.count_between(events[0].ts, events[5].ts) == 0
+
+
+def test_the_people_of_the_entity_index_include_each_person_as_soon_as_posted(
+    make_event: MakeEvent,
+) -> None:
+    """A reaction check asks for the people the memory knows: one first named by the latest
+    event is among them, and none is left after the index is cleared."""
+    index = EntityIndex()
+    event = make_event("Note", id="n-1")
+    index.add("n-1", event.ts, ["person:dana weiss", "ticket:flx-1"])
+    assert index.people() == {"dana weiss", "dana"}
+    index.people().add("someone")  # a caller's copy
+    index.add("n-2", event.ts, ["person:ola"])
+    assert index.people() == {"dana weiss", "dana", "ola"}
+    index.clear()
+    assert index.people() == set()

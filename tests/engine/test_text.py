@@ -215,3 +215,23 @@ def test_a_possessive_weekday_in_a_present_or_future_clause_is_the_next_one() ->
     assert _days("See you at Friday's review") == ["2026-11-06"]
     assert _days("Friday's review is at 10:00") == ["2026-11-06"]
     assert _days("Friday's standup moved to Thursday") == ["2026-11-06", "2026-11-05"]
+
+
+def test_a_text_read_again_at_an_equal_time_in_another_zone_resolves_in_that_zone() -> None:
+    """The same text at the same instant, written in Berlin: its dates are Berlin's days and
+    clock times, whatever was read for UTC before (the dates are kept per time zone)."""
+    from zoneinfo import ZoneInfo
+
+    text = "Please send the deck by Wednesday 18 Nov, 12:00."
+    in_utc = find_dates(text, MONDAY)
+    in_berlin = find_dates(text, MONDAY.astimezone(ZoneInfo("Europe/Berlin")))
+    assert in_utc[0].when.isoformat() == "2026-11-18T12:00:00+00:00"
+    assert in_berlin[0].when.isoformat() == "2026-11-18T12:00:00+01:00"
+
+
+def test_a_caller_changing_the_dates_or_entities_it_got_changes_no_later_reading() -> None:
+    text = "Ping @dana about FLX-142 by Friday"
+    find_dates(text, MONDAY).clear()
+    extract_entities(text, ["Dana Weiss <dana@example.com>"]).clear()
+    assert [m.when.date().isoformat() for m in find_dates(text, MONDAY)] == ["2026-11-06"]
+    assert "ticket:flx-142" in extract_entities(text, ["Dana Weiss <dana@example.com>"])
