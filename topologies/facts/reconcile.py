@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -70,9 +70,9 @@ class Decision:
     rule: str = ""
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A current belief the item may revise, with what the rules compare."""
+class Candidate(NamedTuple):
+    """A current belief the item may revise, with what the rules compare (a named tuple: an
+    item is compared with some forty of them, each made for it)."""
 
     head: Node
     similarity: float  # sentence cosine (0 when found through the slot index only)
