@@ -52,6 +52,7 @@ def idf(word: str) -> float:
     return max(0.5, 7.5 - zipf(word.lower()))
 
 
+@lru_cache(maxsize=65536)  # the same few thousand words, read by keywords, facts and slots
 def is_content_word(word: str) -> bool:
     low = word.lower()
     return (
