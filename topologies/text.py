@@ -425,6 +425,7 @@ _DEADLINE_CUE = re.compile(
     re.IGNORECASE,
 )
 MAX_DATES = 4  # dates read from one text: what the planner anchors an event to
+READ_DATES = 8  # dates kept per text read: the most a reader asks for (an intent's goal date)
 
 
 def _resolve_year(month: int, day: int, year: int | None, ref: datetime) -> datetime | None:
@@ -496,7 +497,11 @@ def find_dates(
     be again).
     """
     key = (ref.tzinfo, ref.tzname(), ref.fold)
-    return list(_dates_in(text, ref, key, past, limit))
+    # the first mentions are the same whatever the limit: one reading serves every limit up
+    # to READ_DATES (the intents read 8 from the text the planner reads 4 from); the first
+    # mention is given whatever the limit, as the reading always did
+    found = _dates_in(text, ref, key, past, max(limit, READ_DATES))
+    return list(found[: max(limit, 1)])
 
 
 @lru_cache(maxsize=4096)

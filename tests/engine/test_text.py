@@ -235,3 +235,14 @@ def test_a_caller_changing_the_dates_or_entities_it_got_changes_no_later_reading
     extract_entities(text, ["Dana Weiss <dana@example.com>"]).clear()
     assert [m.when.date().isoformat() for m in find_dates(text, MONDAY)] == ["2026-11-06"]
     assert "ticket:flx-142" in extract_entities(text, ["Dana Weiss <dana@example.com>"])
+
+
+def test_a_limit_reads_the_first_dates_whatever_was_read_before() -> None:
+    """Readers ask for different numbers of dates from the same text (the planner 4, an
+    intent's goal 8): each gets the first ones, in order, whichever asked first."""
+    text = "Dry run 9 Nov, review 10 Nov, demo 12 Nov, freeze 16 Nov, launch 20 Nov, party 27 Nov."
+    days = ["2026-11-09", "2026-11-10", "2026-11-12", "2026-11-16", "2026-11-20", "2026-11-27"]
+    assert [m.when.date().isoformat() for m in find_dates(text, MONDAY, limit=2)] == days[:2]
+    assert [m.when.date().isoformat() for m in find_dates(text, MONDAY, limit=8)] == days
+    assert [m.when.date().isoformat() for m in find_dates(text, MONDAY)] == days[:4]
+    assert len(find_dates(text, MONDAY, limit=12)) == 6
