@@ -1344,9 +1344,9 @@ class PhraseParser:
         return [found[key] for key in items]
 
     def parse(self, text: str) -> Any:
-        """A spaCy Doc of a short text (a label or title checked, an event's text read for its
-        occasion), each text once (LRU cache): the same intent titles are read for their goal
-        words at every emergence. Callers only read the Doc."""
+        """A spaCy Doc of a short text with its entities (a label or a name checked for a
+        person's, an event's text read for its occasion), each text once (LRU cache). Callers
+        only read the Doc; one that reads no entity asks :meth:`parse_without_entities`."""
         doc = self._docs.get(text)
         if doc is None:
             doc = self.nlp(text)
@@ -1359,7 +1359,10 @@ class PhraseParser:
         """A Doc of the text with tags and dependencies but no entity recogniser (half the
         cost of a whole parse), each text once (LRU cache), or the whole parse when
         :meth:`parse` has read the text already: for a reader of words and dependencies only
-        (chat turns read for whether they only react)."""
+        (chat turns read for whether they only react, intent titles read for their action and
+        its object at every emergence, reports of what was done, the words before a date).
+        The entity recogniser has a token encoder of its own and runs last: the tags,
+        lemmas and dependencies are those of the whole parse."""
         doc = self._docs.get(text)
         if doc is not None:
             return doc
