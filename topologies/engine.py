@@ -41,7 +41,7 @@ from schemas.events import RawEvent
 from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentMessage, IntentStatus, can_transition
 from schemas.plans import UpdatePlan
-from topologies import correspondents, goals, topics
+from topologies import correspondents, goals, reactions, topics
 from topologies.config import EngineConfig
 from topologies.consolidation import Consolidator
 from topologies.context import assemble_context, record_access
@@ -462,6 +462,7 @@ class FoldEngine:
             await self._adopt_ahead(memory)
             if slices:
                 self.prefetch(memory, [event for _, event in slices[0]])
+            self.read_batch(memory, [event for _, event in todo])
             self._start_ahead(memory, ahead)
             for number, part in enumerate(slices):
                 next_slice = self._embed_next_slice(memory, slices[number + 1 :])
@@ -559,6 +560,22 @@ class FoldEngine:
     def prefetch(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
         """Embed the events' known texts in one call (see topologies/embedding_memo.py)."""
         self.embedder.prefetch(self.batch_passages(memory, events))
+
+    def read_batch(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
+        """Parse what folding the events will parse without the entity recogniser (their
+        titles and bodies, their chat turns) in one spaCy call: the fold asks for one
+        event's texts at a time, and spaCy costs about as much per call as per short text
+        (``PhraseParser.read``: the same parses, found in the parser's cache)."""
+        self.namer.parser.read(self.batch_readings(memory, events))
+
+    def batch_readings(self, memory: TenantMemory, events: Sequence[RawEvent]) -> list[str]:
+        """The texts folding the events will parse that are known ahead (``read_batch``)."""
+        nodes = [
+            event_to_node(event, event_node_id(memory.tenant, event.id))
+            for event in events
+            if event.tenant == memory.tenant
+        ]
+        return [*self.namer.parser.event_texts(nodes), *reactions.turn_texts(nodes)]
 
     def batch_passages(self, memory: TenantMemory, events: Sequence[RawEvent]) -> list[Passage]:
         """What folding the events will embed that is known ahead: each event's text with

@@ -38,7 +38,7 @@ attribute its source sent; turns without one are of one unnamed channel), at mos
 from __future__ import annotations
 
 import re
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -151,15 +151,25 @@ def _misread_interjection(token: Any, names: Container[str]) -> bool:
 def is_reaction(text: str, names: Container[str], parser: PhraseParser | None = None) -> bool:
     """Whether a chat turn's text only reacts: it names no thing (``names_a_thing``) and
     shares no attachment."""
-    if _SHARED.search(text):
-        return False
-    body = text.strip()[:MAX_TEXT]
+    body = turn_text(text)
     if not body:
         return False
     # without the entity recogniser (nothing here reads entities), each text once: a turn
     # is read when it is planned and again as a neighbour of the turns after it
     doc = (parser or shared_parser()).parse_without_entities(body)
     return not names_a_thing(doc, names)
+
+
+def turn_text(text: str) -> str:
+    """What :func:`is_reaction` parses of a chat turn's text: "" when it shares an
+    attachment (a reaction shares none) or says nothing."""
+    return "" if _SHARED.search(text) else text.strip()[:MAX_TEXT]
+
+
+def turn_texts(nodes: Iterable[Node]) -> list[str]:
+    """What :func:`reacts` parses of the EVENT nodes (their chat turns' texts): a batch's
+    fold reads them all, so it parses them first, in one call (``PhraseParser.read``)."""
+    return [text for node in nodes if node.source == "chat" and (text := turn_text(node.text))]
 
 
 def reacts(memory: EntityHolder, node: Node, parser: PhraseParser | None = None) -> bool:

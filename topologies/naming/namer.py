@@ -431,7 +431,7 @@ class Namer:
         analyses = self.parser.analyse_nodes(events)
         names = self.names_of(events)
         texts = [f"{n.title}\n{n.text}" for n in events]
-        due = dated_things(events, analyses, deadline, self.parser.parse)
+        due = dated_things(events, analyses, deadline, self.parser.parse_without_entities)
         chat = [chat_turn(n) for n in events]
         title = self._best_title(analyses, vectors, labels, own, anchored, names, texts, due, chat)
         if not title:
@@ -728,12 +728,12 @@ class Namer:
         """The parse of a title without its deadline, its first letter in lower case (a title
         is read as the sentence it would be: "get a new passport")."""
         text = without_deadline(title).strip()
-        return self.parser.parse(text[:1].lower() + text[1:])
+        return self.parser.parse_without_entities(text[:1].lower() + text[1:])
 
     def acts_on(self, head: str, sentence: str) -> bool:
         """Whether the sentence acts on, or reports a problem with, the thing named by
         ``head`` (``titles.acted_on``)."""
-        return acted_on(self.parser.parse(sentence), head)
+        return acted_on(self.parser.parse_without_entities(sentence), head)
 
     def states_action(self, title: str) -> bool:
         """Whether the title (without its deadline) starts with an action: a verb in the
@@ -825,7 +825,7 @@ class Namer:
         """The lower-cased nouns of a short text and their lemmas, no stopword."""
         return {
             form
-            for token in self.parser.parse(text)
+            for token in self.parser.parse_without_entities(text)
             if token.pos_ in ("NOUN", "PROPN") and token.lower_ not in STOPWORDS
             for form in (token.lower_, token.lemma_.lower())
         }
@@ -837,7 +837,7 @@ class Namer:
             token.pos_ == "PRON"
             and token.lower_ in DONE_PRONOUNS
             and (token.dep_ in ("dobj", "nsubjpass") or token.head.tag_ == "VBN")
-            for token in self.parser.parse(report)
+            for token in self.parser.parse_without_entities(report)
         )
 
     def _named_with(
@@ -885,7 +885,7 @@ class Namer:
         nodes.sort(key=lambda n: (n.ts or n.created_at, n.id))
         nodes = nodes[-MAX_COVERAGE_EVENTS:]
         analyses = self.parser.analyse_nodes(nodes)
-        dated = dated_heads(nodes, analyses, deadline, self.parser.parse)
+        dated = dated_heads(nodes, analyses, deadline, self.parser.parse_without_entities)
         if new_head in dated and old_head not in dated:
             return True
         if old_head in dated:
@@ -903,7 +903,7 @@ class Namer:
         if node is None or node.kind != NodeKind.EVENT:
             return ""
         (analysis,) = self.parser.analyse_nodes([node])
-        thing = entry_thing(node, analysis, self.parser.parse)
+        thing = entry_thing(node, analysis, self.parser.parse_without_entities)
         return thing.head if thing is not None else ""
 
     def goal_words(self, title: str) -> frozenset[str]:
