@@ -85,6 +85,7 @@ stream yields the same ids.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -762,13 +763,7 @@ class IntentEmergence:
         existing = {e.src for e in graph.in_edges(intent_id, EdgeKind.TRIGGERS)}
         ops: list[PlanOp] = []
         room = max(0, MAX_SUPPORT - len(existing))
-        fresh = [
-            c
-            for c in cluster.supporting
-            if c not in existing
-            and not serves_other_goal(memory, c, intent_id)
-            and self._coherent(memory, c, existing)
-        ][:room]
+        fresh = self._fresh_support(memory, cluster, intent_id, existing, room)
         themes = {
             e.dst for kind in EVIDENCE_KINDS for e in graph.out_edges(scope.event_node_id, kind)
         }
@@ -859,6 +854,28 @@ class IntentEmergence:
             density=round(cluster.density, 3),
             new_support=len(fresh),
         )
+
+    def _fresh_support(
+        self,
+        memory: TenantMemory,
+        cluster: Cluster,
+        intent_id: str,
+        existing: set[str],
+        room: int,
+    ) -> list[str]:
+        """The cluster's supporting concepts that join the open intent as support (at most
+        ``room``): not supporting it yet, serving no other open goal, about what its concepts
+        are about. None asked when there is no room: most goals have their three themes."""
+        if room <= 0:
+            return []
+        fresh = (
+            c
+            for c in cluster.supporting
+            if c not in existing
+            and not serves_other_goal(memory, c, intent_id)
+            and self._coherent(memory, c, existing)
+        )
+        return list(itertools.islice(fresh, room))
 
     def _step_of_the_goal(
         self,
