@@ -1007,12 +1007,12 @@ class IntentEmergence:
         found: set[str] = set()
         for start in range(0, len(ids), MAX_TIME_SCAN):
             chunk = ids[start : start + MAX_TIME_SCAN]  # node ids, as ``newest`` answers
-            unknown = [event for event in chunk if event not in said]
-            if unknown:
+            if not all(map(said.__contains__, chunk)):
+                unknown = [event for event in chunk if event not in said]
                 spoken = self.namer.speaking_of(memory, unknown, intent.title)
                 self._remember_speakers(memory, unknown, spoken, said)
                 found |= spoken
-            found.update(event for event in chunk if said.get(event))
+            found.update(filter(said.get, chunk))
             if len(found) >= MAX_TIME_SCAN:
                 break
         return found, ids
