@@ -85,6 +85,7 @@ stream yields the same ids.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -359,8 +360,9 @@ class IntentEmergence:
         cluster.evidence.clear()
         cluster.events.clear()
         cluster.connectivity = 0.0
+        window = self._window(now, since)  # one cluster, one window: read once, not per concept
         for concept in cluster.members:
-            total, events = self._evidence(memory, concept, now, since)
+            total, events = self._scan_evidence(memory, concept, window)
             if total > 0.0:
                 cluster.evidence[concept] = total
                 cluster.events[concept] = events
@@ -377,14 +379,25 @@ class IntentEmergence:
         self, memory: TenantMemory, concept: str, now: datetime, since: datetime | None
     ) -> tuple[float, set[str]]:
         """E(c) and the EVENT nodes behind it (see the module docstring)."""
-        graph = memory.graph
+        return self._scan_evidence(memory, concept, self._window(now, since))
+
+    def _window(self, now: datetime, since: datetime | None) -> EvidenceWindow:
+        """The evidence window at ``now`` (after ``since``): a cluster's concepts share it."""
         window_start = now - timedelta(days=self.config.intents.window_days)
-        decay = self.config.consolidation.decay_per_day
-        total, events = 0.0, set[str]()
-        start, end = window_start.timestamp(), now.timestamp()
         # no ``since``: every event in the window counts (an event time is never below -inf)
         after = -math.inf if since is None else since.timestamp()
-        now_us, fading, exp = micros(now), -decay, math.exp
+        fading = -self.config.consolidation.decay_per_day
+        return window_start.timestamp(), now.timestamp(), after, micros(now), fading
+
+    @staticmethod
+    def _scan_evidence(
+        memory: TenantMemory, concept: str, window: EvidenceWindow
+    ) -> tuple[float, set[str]]:
+        """``_evidence`` in a window read before: a fold measures some ten concepts."""
+        graph = memory.graph
+        total, events = 0.0, set[str]()
+        start, end, after, now_us, fading = window
+        exp = math.exp
         for kind in EVIDENCE_KINDS:  # the most recently attached of each kind: bounded
             older = 0  # events attach roughly in time order: a run of old ones ends the window
             # the scan is kept between folds (memory.edge_cache): EVENT sources, their times
@@ -644,7 +657,7 @@ class IntentEmergence:
         for holder in {*cluster.supporting, *recent}:
             if holder in graph:
                 anchors.update(graph.recent_sources(holder, EdgeKind.DEADLINE_FOR, MAX_TIME_SCAN))
-        for other in sorted(anchors & times):
+        for other in anchors & times:  # in any order: ``rank`` ends with the node id
             node = graph.node(other)
             anchor = _anchor(node)
             if anchor is not None and anchor >= now:
@@ -750,13 +763,7 @@ class IntentEmergence:
         existing = {e.src for e in graph.in_edges(intent_id, EdgeKind.TRIGGERS)}
         ops: list[PlanOp] = []
         room = max(0, MAX_SUPPORT - len(existing))
-        fresh = [
-            c
-            for c in cluster.supporting
-            if c not in existing
-            and not serves_other_goal(memory, c, intent_id)
-            and self._coherent(memory, c, existing)
-        ][:room]
+        fresh = self._fresh_support(memory, cluster, intent_id, existing, room)
         themes = {
             e.dst for kind in EVIDENCE_KINDS for e in graph.out_edges(scope.event_node_id, kind)
         }
@@ -847,6 +854,28 @@ class IntentEmergence:
             density=round(cluster.density, 3),
             new_support=len(fresh),
         )
+
+    def _fresh_support(
+        self,
+        memory: TenantMemory,
+        cluster: Cluster,
+        intent_id: str,
+        existing: set[str],
+        room: int,
+    ) -> list[str]:
+        """The cluster's supporting concepts that join the open intent as support (at most
+        ``room``): not supporting it yet, serving no other open goal, about what its concepts
+        are about. None asked when there is no room: most goals have their three themes."""
+        if room <= 0:
+            return []
+        fresh = (
+            c
+            for c in cluster.supporting
+            if c not in existing
+            and not serves_other_goal(memory, c, intent_id)
+            and self._coherent(memory, c, existing)
+        )
+        return list(itertools.islice(fresh, room))
 
     def _step_of_the_goal(
         self,
@@ -965,9 +994,10 @@ class IntentEmergence:
         """``_latest_speaking_of`` and the events newest first, the order it read them in.
 
         Each event's answer is kept by its id while the words of events stay as they are
-        (``NodeMemo.words``): a chunk of events all answered before is not asked again (an
-        access gives an event a new version, not new words), one with any other is asked
-        as a whole (``Namer.speaking_of``), as it always was."""
+        (``NodeMemo.words``): an event answered before is not asked again (an access gives
+        an event a new version, not new words); only the others of a chunk are asked
+        (``Namer.speaking_of``): a reinforcement brings one new event to a chunk of dozens
+        answered at the goal's previous reinforcement."""
         ids = self._newest(memory, events, now)  # as _named_days reads them
         head = self.namer.title_object(intent.title)
         if not head:  # no object: no event speaks of it (``speaking_of``)
@@ -977,12 +1007,12 @@ class IntentEmergence:
         found: set[str] = set()
         for start in range(0, len(ids), MAX_TIME_SCAN):
             chunk = ids[start : start + MAX_TIME_SCAN]  # node ids, as ``newest`` answers
-            if all(map(said.__contains__, chunk)):
-                found.update(filter(said.__getitem__, chunk))
-            else:
-                spoken = self.namer.speaking_of(memory, chunk, intent.title)
-                self._remember_speakers(memory, chunk, spoken, said)
+            if not all(map(said.__contains__, chunk)):
+                unknown = [event for event in chunk if event not in said]
+                spoken = self.namer.speaking_of(memory, unknown, intent.title)
+                self._remember_speakers(memory, unknown, spoken, said)
                 found |= spoken
+            found.update(filter(said.get, chunk))
             if len(found) >= MAX_TIME_SCAN:
                 break
         return found, ids
@@ -1287,6 +1317,9 @@ def _dates_in(text: str, ts: datetime) -> tuple[DateMention, ...]:
 
 
 NamedDate = tuple[datetime, date, bool]  # a date named, its day, after a deadline cue
+# the evidence window of a fold: its start, end and ``since`` (seconds), ``now`` in
+# microseconds, and the decay exponent per day
+EvidenceWindow = tuple[float, float, float, int, float]
 
 
 @dataclass
