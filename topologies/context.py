@@ -31,10 +31,10 @@ import numpy.typing as npt
 import structlog
 from scipy import sparse
 
-from schemas.graph import Edge, EdgeKind, Node, NodeKind
+from schemas.graph import Edge, Node, NodeKind
 from schemas.intents import IntentStatus
 from topologies.config import DECAY_PER_DAY, ContextConfig
-from topologies.edge_cache import decayed
+from topologies.edge_cache import NodeEdges, decayed
 from topologies.graph import decayed_weight
 from topologies.memory import TenantMemory
 from topologies.planner import Context, ContextItem
@@ -55,7 +55,6 @@ OPEN_STATUSES = frozenset(
 )
 ALL_INTENTS_CAP = 64  # below this many intents, every open intent is a candidate
 ACCESS_SHARE = 0.2  # share of access intensity in the centrality term
-DEADLINE_EDGE_CAP = 8
 DENSE_PAGERANK_MAX = 256  # nodes: below, dense power iteration is faster (0.8 vs 2.2 ms at 140)
 
 
@@ -198,15 +197,17 @@ def _score(
     config: ContextConfig,
     decay_per_day: float,
 ) -> _Table:
-    nodes = [memory.graph.node(nid) for nid in order]
+    nodes = memory.graph.nodes_of(order)
     table = _Table(order, nodes)
     tau, horizon = config.recency_tau_days, config.urgency_horizon_days
     values = table.values
+    # the candidates' edges, read once for the PageRank and the deadlines
+    entries = memory.edge_cache.many(memory.graph, order, decay_per_day)
     values["knn"] = np.array([max(0.0, knn.get(nid, 0.0)) for nid in order])
-    values["pagerank"] = _pagerank(memory, order, values["knn"], now, config, decay_per_day)
+    values["pagerank"] = _pagerank(entries, values["knn"], now, config, decay_per_day)
     values["recency"] = _recencies(memory, nodes, now, tau)
     values["access"] = np.array([math.log1p(node.access_count) for node in nodes])
-    values["urgency"] = _urgencies(memory, nodes, now, horizon)
+    values["urgency"] = _urgencies(memory, nodes, entries, now, horizon)
     values["type"] = np.array([TYPE_PRIOR[node.kind] for node in nodes])
     for name in ("pagerank", "recency", "access", "urgency"):
         top = float(values[name].max())
@@ -216,20 +217,19 @@ def _score(
 
 
 def _pagerank(
-    memory: TenantMemory,
-    order: list[str],
+    entries: list[NodeEdges],
     seeds: npt.NDArray[np.float64],
     now: datetime,
     config: ContextConfig,
     decay_per_day: float,
 ) -> npt.NDArray[np.float64]:
     """Personalized PageRank on the candidate subgraph (undirected, decayed weights), seeded
-    by the candidates' kNN cosines (``seeds``, in ``order``).
+    by the candidates' kNN cosines (``seeds``; both in the candidates' order).
 
     A sparse power iteration: the subgraph has at most ``max_candidates`` nodes, where
     building a networkx graph per fold cost more than the ranking itself.
     """
-    entries = memory.edge_cache.many(memory.graph, order, decay_per_day)
+    size = len(entries)
     keys = np.array([e.key for e in entries], dtype=np.int64)
     # every candidate's kept outgoing edges in one array, in candidate order; those whose
     # target is another candidate are the subgraph's edges
@@ -238,7 +238,7 @@ def _pagerank(
     weights = np.zeros(0)
     if out.shape[1]:
         targets = out[0].astype(np.int64)
-        sources = np.repeat(np.arange(len(order)), [e.out.shape[1] for e in entries])
+        sources = np.repeat(np.arange(size), [e.out.shape[1] for e in entries])
         by_key = np.argsort(keys)
         at = np.minimum(np.searchsorted(keys, targets, sorter=by_key), len(keys) - 1)
         found = by_key[at]
@@ -250,8 +250,8 @@ def _pagerank(
         cols = np.column_stack([dst, src]).ravel()
         weights = np.repeat(weight, 2)
     if seeds.sum() <= 0:
-        seeds = np.ones(len(order))
-    return personalized_pagerank(len(order), rows, cols, weights, seeds, config.pagerank_alpha)
+        seeds = np.ones(size)
+    return personalized_pagerank(size, rows, cols, weights, seeds, config.pagerank_alpha)
 
 
 def personalized_pagerank(
@@ -443,38 +443,42 @@ class _Deadlines:
                 anchors[source] = self.score(stamp)
         return max(map(anchors.__getitem__, sources), default=0.0)
 
-    def urgency(self, node: Node) -> float:
+    def urgency(self, node: Node, sources: list[str]) -> float:
         """The best score among the node's deadlines: its own (an intent's deadline, a TIME
-        node's anchor) and those of the first ``DEADLINE_EDGE_CAP`` DEADLINE_FOR sources."""
-        if node.kind == NodeKind.INTENT and node.status not in OPEN_STATUSES:
+        node's anchor) and those of ``sources``, its first ``DEADLINE_EDGE_CAP``
+        DEADLINE_FOR sources."""
+        kind = node.kind
+        if kind == NodeKind.INTENT and node.status not in OPEN_STATUSES:
             return 0.0
         memo = self.memory.node_memo
-        if node.kind == NodeKind.TIME:
+        if kind == NodeKind.TIME:
             return self.score(memo.get("anchor", node, _anchor))
         best = 0.0
-        if node.kind == NodeKind.INTENT:
+        if kind == NodeKind.INTENT:
             best = self.score(memo.get("deadline", node, _own_deadline))
-        graph = self.memory.graph
-        sources = graph.first_sources(node.id, EdgeKind.DEADLINE_FOR, DEADLINE_EDGE_CAP)
         return max(best, self.anchored(sources))
 
 
 def _urgencies(
-    memory: TenantMemory, nodes: list[Node], now: datetime, horizon_days: float
+    memory: TenantMemory,
+    nodes: list[Node],
+    entries: list[NodeEdges],
+    now: datetime,
+    horizon_days: float,
 ) -> npt.NDArray[np.float64]:
-    """The urgency of each node: 1 at (or up to a day past) a deadline, falling linearly to
-    0 at the horizon; zero without a look for the many that cannot have a deadline (neither
-    an intent nor a TIME node, and no DEADLINE_FOR edge in)."""
+    """The urgency of each node (``entries``: their edges): 1 at (or up to a day past) a
+    deadline, falling linearly to 0 at the horizon; zero without a look for the many that
+    cannot have a deadline (neither an intent nor a TIME node, and no DEADLINE_FOR edge in).
+    The kinds are compared as strings: a kind in a set of kinds hashes the enum member by a
+    Python call, and a fold asks this of every candidate."""
     out = np.zeros(len(nodes))
-    graph = memory.graph
     deadlines = _Deadlines(memory, _micros(now), horizon_days)
-    for i, node in enumerate(nodes):
-        if node.kind in _DATED or graph.in_degree(node.id, EdgeKind.DEADLINE_FOR):
-            out[i] = deadlines.urgency(node)
+    intent, dated = NodeKind.INTENT, NodeKind.TIME
+    for i, (node, entry) in enumerate(zip(nodes, entries, strict=True)):
+        sources = entry.deadline_sources
+        if sources or node.kind == intent or node.kind == dated:
+            out[i] = deadlines.urgency(node, sources)
     return out
-
-
-_DATED = frozenset({NodeKind.INTENT, NodeKind.TIME})
 
 
 # ------------------------------------------------------------------- selection
