@@ -68,9 +68,16 @@ class _Table:
     ids: list[str]
     nodes: list[Node]
     values: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict)
+    _rows: npt.NDArray[np.float64] | None = None  # SIGNALS by candidate, once all are in
 
     def signals(self, i: int) -> dict[str, float]:
-        return {name: self.values[name].item(i) for name in SIGNALS}
+        """The candidate's signals (``SIGNALS``, in order), each rounded to six places: one
+        row of a matrix made once per fold, not a look-up per signal and selected node."""
+        if self._rows is None:
+            self._rows = np.column_stack([self.values[name] for name in SIGNALS])
+        return dict(
+            zip(SIGNALS, [round(value, 6) for value in self._rows[i].tolist()], strict=True)
+        )
 
 
 def assemble_context(
@@ -486,9 +493,8 @@ def _urgencies(
 
 def _tier_item(table: _Table, i: int, tier: str, score: float) -> ContextItem:
     node = table.nodes[i]
-    signals = {name: round(value, 6) for name, value in table.signals(i).items()}
     return ContextItem(node.id, node.kind, node.title or node.text[:80], round(score, 6), tier,
-                       signals)  # fmt: skip
+                       table.signals(i))  # fmt: skip
 
 
 def _ranked(
@@ -575,7 +581,9 @@ def _vectors(
     has_vec = np.zeros(len(nodes), dtype=bool)
     by_kind: dict[str, list[int]] = {}
     for i, node in enumerate(nodes):
-        by_kind.setdefault(node.kind, []).append(i)  # a StrEnum: the index's name
+        # the kind's name (a StrEnum, equal to its member) as a plain string: the member
+        # hashes by a Python call, and a fold groups every candidate
+        by_kind.setdefault(str(node.kind), []).append(i)
     for kind, rows in by_kind.items():
         index = memory.indexes.get(kind)
         if index is not None:
