@@ -22,7 +22,7 @@ Background = 0.8 centrality + 0.2 diversity.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -354,9 +354,11 @@ def _micros(stamp: datetime) -> int:
     return (stamp - epoch) // _MICROSECOND
 
 
-def _touches(node: Node) -> tuple[int, ...]:
+def _touches(node: Node, kept: dict[int, tuple[datetime, int]]) -> tuple[int, ...]:
     """The node's touches (``_micros``), latest first: event time, last access, last
-    update."""
+    update. ``kept`` (``NodeMemo.stamps``) holds the ``_micros`` of stamp objects read
+    before, by identity: a fold reads the touches of some thirty new versions of nodes (their
+    access counted), whose stamps but the last access are those of the version before."""
     stamps = [node.last_access]
     if node.kind == NodeKind.EVENT:
         stamps.append(node.ts)
@@ -364,7 +366,15 @@ def _touches(node: Node) -> tuple[int, ...]:
         stamps.extend([node.updated_at, node.created_at])
         if node.kind != NodeKind.TIME:
             stamps.append(node.ts)
-    return tuple(sorted((_micros(s) for s in stamps if s is not None), reverse=True))
+    micros: list[int] = []
+    for stamp in stamps:
+        if stamp is None:
+            continue
+        found = kept.get(id(stamp))
+        if found is None or found[0] is not stamp:
+            found = kept[id(stamp)] = (stamp, _micros(stamp))
+        micros.append(found[1])
+    return tuple(sorted(micros, reverse=True))
 
 
 _UNTOUCHED = -(2**62)  # ``_latest_touch`` of a node without touches: recency 0
@@ -377,8 +387,13 @@ def _latest_touch(touches: tuple[int, ...], now: int) -> int:
     return next((t for t in touches if t <= now), _AHEAD if touches else _UNTOUCHED)
 
 
-def _all_touches(nodes: list[Node]) -> list[tuple[int, ...]]:
-    return [_touches(node) for node in nodes]
+def _all_touches(memory: TenantMemory) -> Callable[[list[Node]], list[tuple[int, ...]]]:
+    """``_touches`` of each node, with the tenant's kept stamps (bounded: all are forgotten
+    past ``NodeMemo.max_nodes``)."""
+    kept = memory.node_memo.stamps
+    if len(kept) >= memory.node_memo.max_nodes:
+        kept.clear()
+    return lambda nodes: [_touches(node, kept) for node in nodes]
 
 
 def _recencies(
@@ -393,7 +408,7 @@ def _recencies(
     formula divides them) and the kernel is ``math.exp`` of each, so the days are
     ``timedelta.total_seconds() / 86400`` and the kernel the scalar one, to the bit."""
     at = _micros(now)
-    touches = memory.node_memo.many("touch_micros", nodes, _all_touches)
+    touches = memory.node_memo.many("touch_micros", nodes, _all_touches(memory))
     latest = np.array(
         [t[0] if t and t[0] <= at else _latest_touch(t, at) for t in touches], dtype=np.int64
     )

@@ -305,3 +305,26 @@ def test_recency_of_a_whole_candidate_set_is_the_datetime_formula_to_the_bit(
             expected.append(1.0 if touches else 0.0)
     assert 0.0 in expected and 1.0 in expected
     assert _recencies(memory, nodes, now, tau).tolist() == expected
+
+
+def test_recency_of_a_nodes_new_version_is_read_at_its_new_access(engine: FoldEngine) -> None:
+    """A new version of a node (its access counted) holds the stamps of the one before, kept
+    from the first read; its recency is still the formula on its own latest touch."""
+    from topologies.context import _recencies
+
+    memory = engine.new_memory("alice")
+    now = datetime.fromisoformat("2026-11-20T18:45:00.123457+01:00")
+    made = now - timedelta(days=9, microseconds=3)
+    node = Node(id="c1", kind=NodeKind.CONCEPT, tenant="alice", title="x", ts=made,
+                created_at=made, updated_at=made)  # fmt: skip
+    accessed = node.model_copy(update={"last_access": now - timedelta(hours=5), "access_count": 1})
+    tau = 7.0
+
+    first = _recencies(memory, [node], now, tau).tolist()
+    again = _recencies(memory, [accessed], now, tau).tolist()
+
+    assert first == [math.exp(-((now - made).total_seconds() / 86400.0) / tau)]
+    assert again == [math.exp(-(timedelta(hours=5).total_seconds() / 86400.0) / tau)]
+    assert memory.node_memo.stamps  # the stamps read are kept for the next version
+    memory.node_memo.forget(["c1"])
+    assert not memory.node_memo.stamps  # and nothing read from a removed node stays behind
