@@ -22,7 +22,7 @@ Background = 0.8 centrality + 0.2 diversity.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -31,10 +31,10 @@ import numpy.typing as npt
 import structlog
 from scipy import sparse
 
-from schemas.graph import Edge, EdgeKind, Node, NodeKind
+from schemas.graph import Edge, Node, NodeKind
 from schemas.intents import IntentStatus
 from topologies.config import DECAY_PER_DAY, ContextConfig
-from topologies.edge_cache import decayed
+from topologies.edge_cache import NodeEdges, decayed
 from topologies.graph import decayed_weight
 from topologies.memory import TenantMemory
 from topologies.planner import Context, ContextItem
@@ -55,7 +55,6 @@ OPEN_STATUSES = frozenset(
 )
 ALL_INTENTS_CAP = 64  # below this many intents, every open intent is a candidate
 ACCESS_SHARE = 0.2  # share of access intensity in the centrality term
-DEADLINE_EDGE_CAP = 8
 DENSE_PAGERANK_MAX = 256  # nodes: below, dense power iteration is faster (0.8 vs 2.2 ms at 140)
 
 
@@ -69,9 +68,16 @@ class _Table:
     ids: list[str]
     nodes: list[Node]
     values: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict)
+    _rows: npt.NDArray[np.float64] | None = None  # SIGNALS by candidate, once all are in
 
     def signals(self, i: int) -> dict[str, float]:
-        return {name: self.values[name].item(i) for name in SIGNALS}
+        """The candidate's signals (``SIGNALS``, in order), each rounded to six places: one
+        row of a matrix made once per fold, not a look-up per signal and selected node."""
+        if self._rows is None:
+            self._rows = np.column_stack([self.values[name] for name in SIGNALS])
+        return dict(
+            zip(SIGNALS, [round(value, 6) for value in self._rows[i].tolist()], strict=True)
+        )
 
 
 def assemble_context(
@@ -198,15 +204,17 @@ def _score(
     config: ContextConfig,
     decay_per_day: float,
 ) -> _Table:
-    nodes = [memory.graph.node(nid) for nid in order]
+    nodes = memory.graph.nodes_of(order)
     table = _Table(order, nodes)
     tau, horizon = config.recency_tau_days, config.urgency_horizon_days
     values = table.values
+    # the candidates' edges, read once for the PageRank and the deadlines
+    entries = memory.edge_cache.many(memory.graph, order, decay_per_day)
     values["knn"] = np.array([max(0.0, knn.get(nid, 0.0)) for nid in order])
-    values["pagerank"] = _pagerank(memory, order, values["knn"], now, config, decay_per_day)
+    values["pagerank"] = _pagerank(entries, values["knn"], now, config, decay_per_day)
     values["recency"] = _recencies(memory, nodes, now, tau)
     values["access"] = np.array([math.log1p(node.access_count) for node in nodes])
-    values["urgency"] = _urgencies(memory, nodes, now, horizon)
+    values["urgency"] = _urgencies(memory, nodes, entries, now, horizon)
     values["type"] = np.array([TYPE_PRIOR[node.kind] for node in nodes])
     for name in ("pagerank", "recency", "access", "urgency"):
         top = float(values[name].max())
@@ -216,20 +224,19 @@ def _score(
 
 
 def _pagerank(
-    memory: TenantMemory,
-    order: list[str],
+    entries: list[NodeEdges],
     seeds: npt.NDArray[np.float64],
     now: datetime,
     config: ContextConfig,
     decay_per_day: float,
 ) -> npt.NDArray[np.float64]:
     """Personalized PageRank on the candidate subgraph (undirected, decayed weights), seeded
-    by the candidates' kNN cosines (``seeds``, in ``order``).
+    by the candidates' kNN cosines (``seeds``; both in the candidates' order).
 
     A sparse power iteration: the subgraph has at most ``max_candidates`` nodes, where
     building a networkx graph per fold cost more than the ranking itself.
     """
-    entries = memory.edge_cache.many(memory.graph, order, decay_per_day)
+    size = len(entries)
     keys = np.array([e.key for e in entries], dtype=np.int64)
     # every candidate's kept outgoing edges in one array, in candidate order; those whose
     # target is another candidate are the subgraph's edges
@@ -238,7 +245,7 @@ def _pagerank(
     weights = np.zeros(0)
     if out.shape[1]:
         targets = out[0].astype(np.int64)
-        sources = np.repeat(np.arange(len(order)), [e.out.shape[1] for e in entries])
+        sources = np.repeat(np.arange(size), [e.out.shape[1] for e in entries])
         by_key = np.argsort(keys)
         at = np.minimum(np.searchsorted(keys, targets, sorter=by_key), len(keys) - 1)
         found = by_key[at]
@@ -250,8 +257,8 @@ def _pagerank(
         cols = np.column_stack([dst, src]).ravel()
         weights = np.repeat(weight, 2)
     if seeds.sum() <= 0:
-        seeds = np.ones(len(order))
-    return personalized_pagerank(len(order), rows, cols, weights, seeds, config.pagerank_alpha)
+        seeds = np.ones(size)
+    return personalized_pagerank(size, rows, cols, weights, seeds, config.pagerank_alpha)
 
 
 def personalized_pagerank(
@@ -347,9 +354,11 @@ def _micros(stamp: datetime) -> int:
     return (stamp - epoch) // _MICROSECOND
 
 
-def _touches(node: Node) -> tuple[int, ...]:
+def _touches(node: Node, kept: dict[int, tuple[datetime, int]]) -> tuple[int, ...]:
     """The node's touches (``_micros``), latest first: event time, last access, last
-    update."""
+    update. ``kept`` (``NodeMemo.stamps``) holds the ``_micros`` of stamp objects read
+    before, by identity: a fold reads the touches of some thirty new versions of nodes (their
+    access counted), whose stamps but the last access are those of the version before."""
     stamps = [node.last_access]
     if node.kind == NodeKind.EVENT:
         stamps.append(node.ts)
@@ -357,7 +366,15 @@ def _touches(node: Node) -> tuple[int, ...]:
         stamps.extend([node.updated_at, node.created_at])
         if node.kind != NodeKind.TIME:
             stamps.append(node.ts)
-    return tuple(sorted((_micros(s) for s in stamps if s is not None), reverse=True))
+    micros: list[int] = []
+    for stamp in stamps:
+        if stamp is None:
+            continue
+        found = kept.get(id(stamp))
+        if found is None or found[0] is not stamp:
+            found = kept[id(stamp)] = (stamp, _micros(stamp))
+        micros.append(found[1])
+    return tuple(sorted(micros, reverse=True))
 
 
 _UNTOUCHED = -(2**62)  # ``_latest_touch`` of a node without touches: recency 0
@@ -370,8 +387,13 @@ def _latest_touch(touches: tuple[int, ...], now: int) -> int:
     return next((t for t in touches if t <= now), _AHEAD if touches else _UNTOUCHED)
 
 
-def _all_touches(nodes: list[Node]) -> list[tuple[int, ...]]:
-    return [_touches(node) for node in nodes]
+def _all_touches(memory: TenantMemory) -> Callable[[list[Node]], list[tuple[int, ...]]]:
+    """``_touches`` of each node, with the tenant's kept stamps (bounded: all are forgotten
+    past ``NodeMemo.max_nodes``)."""
+    kept = memory.node_memo.stamps
+    if len(kept) >= memory.node_memo.max_nodes:
+        kept.clear()
+    return lambda nodes: [_touches(node, kept) for node in nodes]
 
 
 def _recencies(
@@ -386,7 +408,7 @@ def _recencies(
     formula divides them) and the kernel is ``math.exp`` of each, so the days are
     ``timedelta.total_seconds() / 86400`` and the kernel the scalar one, to the bit."""
     at = _micros(now)
-    touches = memory.node_memo.many("touch_micros", nodes, _all_touches)
+    touches = memory.node_memo.many("touch_micros", nodes, _all_touches(memory))
     latest = np.array(
         [t[0] if t and t[0] <= at else _latest_touch(t, at) for t in touches], dtype=np.int64
     )
@@ -443,38 +465,42 @@ class _Deadlines:
                 anchors[source] = self.score(stamp)
         return max(map(anchors.__getitem__, sources), default=0.0)
 
-    def urgency(self, node: Node) -> float:
+    def urgency(self, node: Node, sources: list[str]) -> float:
         """The best score among the node's deadlines: its own (an intent's deadline, a TIME
-        node's anchor) and those of the first ``DEADLINE_EDGE_CAP`` DEADLINE_FOR sources."""
-        if node.kind == NodeKind.INTENT and node.status not in OPEN_STATUSES:
+        node's anchor) and those of ``sources``, its first ``DEADLINE_EDGE_CAP``
+        DEADLINE_FOR sources."""
+        kind = node.kind
+        if kind == NodeKind.INTENT and node.status not in OPEN_STATUSES:
             return 0.0
         memo = self.memory.node_memo
-        if node.kind == NodeKind.TIME:
+        if kind == NodeKind.TIME:
             return self.score(memo.get("anchor", node, _anchor))
         best = 0.0
-        if node.kind == NodeKind.INTENT:
+        if kind == NodeKind.INTENT:
             best = self.score(memo.get("deadline", node, _own_deadline))
-        graph = self.memory.graph
-        sources = graph.first_sources(node.id, EdgeKind.DEADLINE_FOR, DEADLINE_EDGE_CAP)
         return max(best, self.anchored(sources))
 
 
 def _urgencies(
-    memory: TenantMemory, nodes: list[Node], now: datetime, horizon_days: float
+    memory: TenantMemory,
+    nodes: list[Node],
+    entries: list[NodeEdges],
+    now: datetime,
+    horizon_days: float,
 ) -> npt.NDArray[np.float64]:
-    """The urgency of each node: 1 at (or up to a day past) a deadline, falling linearly to
-    0 at the horizon; zero without a look for the many that cannot have a deadline (neither
-    an intent nor a TIME node, and no DEADLINE_FOR edge in)."""
+    """The urgency of each node (``entries``: their edges): 1 at (or up to a day past) a
+    deadline, falling linearly to 0 at the horizon; zero without a look for the many that
+    cannot have a deadline (neither an intent nor a TIME node, and no DEADLINE_FOR edge in).
+    The kinds are compared as strings: a kind in a set of kinds hashes the enum member by a
+    Python call, and a fold asks this of every candidate."""
     out = np.zeros(len(nodes))
-    graph = memory.graph
     deadlines = _Deadlines(memory, _micros(now), horizon_days)
-    for i, node in enumerate(nodes):
-        if node.kind in _DATED or graph.in_degree(node.id, EdgeKind.DEADLINE_FOR):
-            out[i] = deadlines.urgency(node)
+    intent, dated = NodeKind.INTENT, NodeKind.TIME
+    for i, (node, entry) in enumerate(zip(nodes, entries, strict=True)):
+        sources = entry.deadline_sources
+        if sources or node.kind == intent or node.kind == dated:
+            out[i] = deadlines.urgency(node, sources)
     return out
-
-
-_DATED = frozenset({NodeKind.INTENT, NodeKind.TIME})
 
 
 # ------------------------------------------------------------------- selection
@@ -482,9 +508,8 @@ _DATED = frozenset({NodeKind.INTENT, NodeKind.TIME})
 
 def _tier_item(table: _Table, i: int, tier: str, score: float) -> ContextItem:
     node = table.nodes[i]
-    signals = {name: round(value, 6) for name, value in table.signals(i).items()}
     return ContextItem(node.id, node.kind, node.title or node.text[:80], round(score, 6), tier,
-                       signals)  # fmt: skip
+                       table.signals(i))  # fmt: skip
 
 
 def _ranked(
@@ -571,7 +596,9 @@ def _vectors(
     has_vec = np.zeros(len(nodes), dtype=bool)
     by_kind: dict[str, list[int]] = {}
     for i, node in enumerate(nodes):
-        by_kind.setdefault(node.kind, []).append(i)  # a StrEnum: the index's name
+        # the kind's name (a StrEnum, equal to its member) as a plain string: the member
+        # hashes by a Python call, and a fold groups every candidate
+        by_kind.setdefault(str(node.kind), []).append(i)
     for kind, rows in by_kind.items():
         index = memory.indexes.get(kind)
         if index is not None:

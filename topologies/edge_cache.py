@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +31,8 @@ SECONDS_PER_DAY = 86400.0
 EDGE_SCAN_CAP = 256  # incident edges looked at per node when picking the strongest
 KIND_SCAN_CAP = 12  # ... the newest of each edge kind and direction (= max_fanout: within a
 # kind, edges share a prior weight, so the newest are the least decayed)
+DEADLINE_EDGE_CAP = 8  # DEADLINE_FOR sources (the oldest) whose deadlines make a node urgent
+EDGE_FACTS_CAP = 100_000  # edge versions whose scan facts are kept (all forgotten past it)
 
 
 # source EVENT node, its event time (seconds), the edge, the edge's t_last (microseconds)
@@ -55,13 +58,22 @@ class NodeEdges:
     # exact as a float), w0 and t_last (seconds since the epoch); one array, so a fold
     # gathers its candidates' edges in one concatenation
     out: npt.NDArray[np.float64]
+    # the first DEADLINE_EDGE_CAP sources of DEADLINE_FOR in-edges (oldest first): the
+    # deadlines that make the node urgent besides its own (``MemoryGraph.first_sources``)
+    deadline_sources: list[str]
 
 
-def _strength(edge: Edge, decay_per_day: float) -> float:
-    """Log of the decayed weight up to a term shared by every edge at a given time."""
-    if edge.w0 <= 0:
+# an edge version's facts for a scan: the edge, its rank key (strength, src, dst: strongest
+# first, ties as heapq.nlargest on (weight, src, dst) broke them) and t_last in seconds
+_EdgeFacts = tuple[Edge, tuple[float, str, str], float]
+
+
+def _strength(w0: float, t_last: float, decay_per_day: float) -> float:
+    """Log of the decayed weight of an edge of prior weight ``w0`` last touched at ``t_last``
+    (seconds), up to a term shared by every edge at a given time."""
+    if w0 <= 0:
         return -math.inf
-    return math.log(edge.w0) + decay_per_day * edge.t_last.timestamp() / SECONDS_PER_DAY
+    return math.log(w0) + decay_per_day * t_last / SECONDS_PER_DAY
 
 
 def decayed(
@@ -92,6 +104,9 @@ class EdgeCache:
         ] = {}  # (node, kind) -> (edge stamp, rows, their source nodes)
         # (node, limit) -> (edge stamp, times stamp, its member events, the latest first)
         self._members: dict[tuple[str, int], tuple[int, int, tuple[str, ...]]] = {}
+        # id of an edge version -> its scan facts; the version itself is kept in them, so an
+        # id is not reused while its facts are (see ``_facts``)
+        self._edge_facts: dict[int, _EdgeFacts] = {}
 
     def key(self, node_id: str) -> int:
         """A small integer standing for the node id (stable while the cache is not reset)."""
@@ -127,6 +142,7 @@ class EdgeCache:
         self._keys.clear()
         self._evidence.clear()
         self._members.clear()
+        self._edge_facts.clear()
 
     def members(
         self,
@@ -192,22 +208,41 @@ class EdgeCache:
     def _scan(
         self, graph: MemoryGraph, node_id: str, stamp: int, decay_per_day: float
     ) -> NodeEdges:
-        scanned = list(itertools.islice(graph.recent_edges(node_id, self.per_kind), self.scan_cap))
-        # strongest first; ties as heapq.nlargest on (weight, src, dst) broke them
-        keyed = sorted(
-            scanned,
-            key=lambda e: (_strength(e, decay_per_day), e.src, e.dst),
-            reverse=True,
+        scanned = self._facts(
+            itertools.islice(graph.recent_edges(node_id, self.per_kind), self.scan_cap),
+            decay_per_day,
         )
-        ranked = [(e.dst if e.src == node_id else e.src, e) for e in keyed]
-        outgoing = list(
+        scanned.sort(key=itemgetter(1), reverse=True)  # strongest first
+        ranked = [(e.dst if e.src == node_id else e.src, e) for e, _, _ in scanned]
+        outgoing = self._facts(
             itertools.islice(
                 graph.recent_edges(node_id, self.per_kind, incoming=False), self.scan_cap
-            )
+            ),
+            decay_per_day,
         )
         out = np.array(
-            [[self.key(e.dst) for e in outgoing], [e.w0 for e in outgoing],
-             [e.t_last.timestamp() for e in outgoing]],
+            [[self.key(e.dst) for e, _, _ in outgoing], [e.w0 for e, _, _ in outgoing],
+             [t_last for _, _, t_last in outgoing]],
             dtype=np.float64,
         ).reshape(3, len(outgoing))  # fmt: skip
-        return NodeEdges(stamp=stamp, key=self.key(node_id), ranked=ranked, out=out)
+        sources = graph.first_sources(node_id, EdgeKind.DEADLINE_FOR, DEADLINE_EDGE_CAP)
+        return NodeEdges(stamp, self.key(node_id), ranked, out, sources)
+
+    def _facts(self, edges: Iterable[Edge], decay_per_day: float) -> list[_EdgeFacts]:
+        """The scan facts of each edge, in order: derived once per edge version. A node is
+        scanned again whenever one of its edges changes (a concept at most folds), and its
+        other edges, the same objects, are read as they were; ``t_last.timestamp()`` and the
+        logarithm of each cost more than the rest of a scan."""
+        kept = self._edge_facts
+        if len(kept) >= EDGE_FACTS_CAP:
+            kept.clear()
+        found = kept.get
+        out: list[_EdgeFacts] = []
+        for edge in edges:
+            facts = found(id(edge))
+            if facts is None or facts[0] is not edge:
+                t_last = edge.t_last.timestamp()
+                strength = _strength(edge.w0, t_last, decay_per_day)
+                facts = kept[id(edge)] = (edge, (strength, edge.src, edge.dst), t_last)
+            out.append(facts)
+        return out

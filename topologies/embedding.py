@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -71,14 +71,21 @@ def embed_with_spans(
     """The texts' vectors and, where the embedder can, their spans' from the same model pass;
     None for every span of an embedder that cannot (its caller embeds those on their own)."""
     if reads_spans(embedder):
-        assert isinstance(embedder, SpanEmbedder)
         return embedder.embed_spans(texts, spans)
     return embedder.embed(texts), [[None] * len(wanted) for wanted in spans]
 
 
-def reads_spans(embedder: Embedder) -> bool:
-    """Does the embedder read spans from their text's own pass (late chunking)?"""
-    return isinstance(embedder, SpanEmbedder) and embedder.reads_spans
+def reads_spans(embedder: Embedder) -> TypeGuard[SpanEmbedder]:
+    """Does the embedder read spans from their text's own pass (late chunking)?
+
+    What ``isinstance(embedder, SpanEmbedder) and embedder.reads_spans`` says of an
+    :class:`Embedder` (which has the other members): it has ``embed_spans`` and says it
+    reads spans. Asked for every statement of a fold, where the runtime protocol check,
+    which collects the protocol's members through its classes at each call, cost more than
+    the rest of the question."""
+    return getattr(embedder, "embed_spans", None) is not None and bool(
+        getattr(embedder, "reads_spans", False)
+    )
 
 
 def locate(text: str, statement: str) -> Span | None:

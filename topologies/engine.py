@@ -57,7 +57,7 @@ from topologies.naming import Namer
 from topologies.naming.activities import lexicon
 from topologies.nightly.induce import LLMInductor
 from topologies.plan_bounds import PlanBounds
-from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest, SyncPlanner
+from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest, plans_sync
 from topologies.privacy import check_not_forgotten
 from topologies.scope import INTENT_REVISION_ATTR, FoldScope
 from topologies.text import extract_entities
@@ -678,7 +678,7 @@ class FoldEngine:
     async def _plan(self, planner: Planner, request: PlanRequest) -> UpdatePlan:
         """The planner's plan; a planner that plans synchronously (no model to wait for)
         does so through ``offload``."""
-        if self.offload is not run_inline and isinstance(planner, SyncPlanner):
+        if self.offload is not run_inline and plans_sync(planner):
             return await self.offload(lambda: planner.plan_sync(request))
         return await planner.plan(request)
 

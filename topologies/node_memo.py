@@ -11,6 +11,7 @@ leaves nothing derived from it behind).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from operator import is_
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,6 +34,10 @@ class NodeMemo:
         # (what, key) -> (the group's node objects, the value derived from them)
         self._groups: dict[tuple[str, str], tuple[tuple[Node, ...], Any]] = {}
         self.words = WordsMemo()  # what events' words say, by event id
+        # id of a stamp object read from a node's fields -> (the stamp, a value derived from
+        # it, ``topologies.context._micros``): a node's new version (an access) holds the
+        # very stamp objects of the one before, read again at once
+        self.stamps: dict[int, tuple[datetime, int]] = {}
 
     def get(self, what: str, node: Node, derive: Callable[[Node], T]) -> T:
         kept = self._kept.get(node.id)
@@ -103,6 +108,7 @@ class NodeMemo:
         for node_id in gone:
             self._kept.pop(node_id, None)
         if gone:  # nor does a group with a removed member keep what was derived from it
+            self.stamps.clear()
             for key, (nodes, _) in list(self._groups.items()):
                 if any(node.id in gone for node in nodes):
                     del self._groups[key]

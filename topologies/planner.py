@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 from schemas.events import RawEvent
 from schemas.graph import Node, NodeKind
@@ -83,3 +83,12 @@ class SyncPlanner(Protocol):
     async def plan(self, request: PlanRequest) -> UpdatePlan: ...
 
     def plan_sync(self, request: PlanRequest) -> UpdatePlan: ...
+
+
+def plans_sync(planner: Planner) -> TypeGuard[SyncPlanner]:
+    """Can the planner plan without awaiting anything (``isinstance(planner, SyncPlanner)``)?
+
+    A :class:`Planner` has the other members: it is one when it has ``plan_sync``. Asked
+    once per event, where the runtime protocol check collects the protocol's members through
+    its classes at every call."""
+    return getattr(planner, "plan_sync", None) is not None

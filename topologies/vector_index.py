@@ -15,6 +15,7 @@ a Kafka recovery rebuilds the very layout the uninterrupted run had and replays 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import repeat
 
 import faiss
 import numpy as np
@@ -245,7 +246,7 @@ class VectorIndex:
     def get_many(self, node_ids: Sequence[str]) -> tuple[Vector, npt.NDArray[np.bool_]]:
         """The vectors of ``node_ids`` as rows (zeros where a node has none) and which have
         one: one lookup for many nodes (the context assembly's candidates)."""
-        if not any(map(is_centroid_id, node_ids)):
+        if not any(map(str.startswith, node_ids, repeat(CENTROID_PREFIX))):  # is_centroid_id
             return self._store.get_many(node_ids)
         rows = np.zeros((len(node_ids), self.dim), dtype=np.float32)
         present = np.zeros(len(node_ids), dtype=bool)

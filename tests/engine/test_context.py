@@ -13,6 +13,7 @@ from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentStatus
 from topologies.config import DECAY_PER_DAY, ContextConfig, EngineConfig
 from topologies.context import assemble_context, record_access
+from topologies.edge_cache import DEADLINE_EDGE_CAP, EdgeCache
 from topologies.embedding import HashingEmbedder
 from topologies.engine import FoldEngine
 from topologies.heuristic_planner import HeuristicPlanner
@@ -162,6 +163,64 @@ async def test_kept_edge_scans_are_read_again_only_where_edges_changed(
     assert cache.key(newcomer) in after[0].out[0]  # and a PageRank row
 
 
+async def test_a_node_scanned_again_ranks_its_edges_as_a_fresh_scan_does(
+    engine: FoldEngine, make_event: MakeEvent
+) -> None:
+    """A scan reads what it derived from each edge version before (its strength, its time):
+    an edge replaced by a new version (reinforced, weakened) is read anew, the others as
+    they were, and the ranking is the one a cache that never saw the node makes."""
+    memory = await filled(engine, make_event, rounds=2)
+    graph, cache = memory.graph, memory.edge_cache
+    hub = max(sorted(graph.ids(NodeKind.CONCEPT)), key=graph.degree)
+    cache.many(graph, [hub], DECAY_PER_DAY)
+    weakest = cache.many(graph, [hub], DECAY_PER_DAY)[0].ranked[-1][1]
+    strongest = cache.many(graph, [hub], DECAY_PER_DAY)[0].ranked[0][1]
+    memory.begin()
+    graph.put_edge(weakest.model_copy(update={"w0": strongest.w0 * 4}))
+    graph.put_edge(strongest.model_copy(update={"w0": strongest.w0 / 100}))
+    memory.commit()
+
+    again = cache.many(graph, [hub], DECAY_PER_DAY)[0]
+    fresh = EdgeCache().many(graph, [hub], DECAY_PER_DAY)[0]
+
+    assert again.ranked == fresh.ranked
+    assert again.ranked[0][1].key == weakest.key  # the reinforced one leads now
+    assert again.out[1:].tolist() == fresh.out[1:].tolist()  # w0 and t_last of each row
+
+
+async def test_a_nodes_deadline_sources_are_its_oldest_and_follow_its_edges(
+    engine: FoldEngine, make_event: MakeEvent
+) -> None:
+    memory = await filled(engine, make_event, rounds=2)
+    graph, cache = memory.graph, memory.edge_cache
+    target = sorted(graph.ids(NodeKind.EVENT))[0]
+    start = make_event("x").ts
+    days = []
+    memory.begin()
+    for i in range(DEADLINE_EDGE_CAP + 2):
+        when = start + timedelta(minutes=i)
+        day = Node(id=f"t_day{i}", kind=NodeKind.TIME, tenant="alice", title=f"Day {i}",
+                   created_at=when, updated_at=when, deadline=when + timedelta(days=i))  # fmt: skip
+        graph.add_node(day)
+        days.append(day.id)
+        before = cache.many(graph, [target], DECAY_PER_DAY)[0].deadline_sources
+        graph.put_edge(Edge(src=day.id, dst=target, kind=EdgeKind.DEADLINE_FOR, w0=1.0,
+                            t_last=when, created_at=when))  # fmt: skip
+        assert before == days[: min(i, DEADLINE_EDGE_CAP)]
+    memory.commit()
+
+    assert (
+        cache.many(graph, [target], DECAY_PER_DAY)[0].deadline_sources == days[:DEADLINE_EDGE_CAP]
+    )
+    memory.begin()
+    graph.remove_edge(days[0], target, EdgeKind.DEADLINE_FOR)
+    memory.commit()
+    assert (
+        cache.many(graph, [target], DECAY_PER_DAY)[0].deadline_sources
+        == days[1 : DEADLINE_EDGE_CAP + 1]
+    )
+
+
 async def test_a_deadline_shared_by_many_candidates_is_read_once_and_makes_each_urgent(
     engine: FoldEngine, make_event: MakeEvent, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -246,3 +305,26 @@ def test_recency_of_a_whole_candidate_set_is_the_datetime_formula_to_the_bit(
             expected.append(1.0 if touches else 0.0)
     assert 0.0 in expected and 1.0 in expected
     assert _recencies(memory, nodes, now, tau).tolist() == expected
+
+
+def test_recency_of_a_nodes_new_version_is_read_at_its_new_access(engine: FoldEngine) -> None:
+    """A new version of a node (its access counted) holds the stamps of the one before, kept
+    from the first read; its recency is still the formula on its own latest touch."""
+    from topologies.context import _recencies
+
+    memory = engine.new_memory("alice")
+    now = datetime.fromisoformat("2026-11-20T18:45:00.123457+01:00")
+    made = now - timedelta(days=9, microseconds=3)
+    node = Node(id="c1", kind=NodeKind.CONCEPT, tenant="alice", title="x", ts=made,
+                created_at=made, updated_at=made)  # fmt: skip
+    accessed = node.model_copy(update={"last_access": now - timedelta(hours=5), "access_count": 1})
+    tau = 7.0
+
+    first = _recencies(memory, [node], now, tau).tolist()
+    again = _recencies(memory, [accessed], now, tau).tolist()
+
+    assert first == [math.exp(-((now - made).total_seconds() / 86400.0) / tau)]
+    assert again == [math.exp(-(timedelta(hours=5).total_seconds() / 86400.0) / tau)]
+    assert memory.node_memo.stamps  # the stamps read are kept for the next version
+    memory.node_memo.forget(["c1"])
+    assert not memory.node_memo.stamps  # and nothing read from a removed node stays behind
