@@ -462,7 +462,8 @@ class FoldEngine:
             await self._adopt_ahead(memory)
             if slices:
                 self.prefetch(memory, [event for _, event in slices[0]])
-            self.read_batch(memory, [event for _, event in todo])
+            batch_events = [event for _, event in todo]  # parsed where a fold's steps run
+            await self.offload(lambda: self.read_batch(memory, batch_events))
             self._start_ahead(memory, ahead)
             for number, part in enumerate(slices):
                 next_slice = self._embed_next_slice(memory, slices[number + 1 :])
