@@ -1296,11 +1296,7 @@ class PhraseParser:
         a text, one call for a batch's 128 texts 0.6 ms (2026-12-05). A text's parse is
         the same whatever it is parsed with (checked on 4,260 texts), so the fold reads the
         same parses."""
-        self.keep(self.parse_light(self.unread(texts)))
-
-    def unread(self, texts: Iterable[str]) -> list[str]:
-        """The texts (each once) that :meth:`read` would parse: not in the cache."""
-        return [t for t in dict.fromkeys(texts) if t not in self._light]
+        self._light_docs(list(texts))
 
     def parse_light(self, texts: Sequence[str]) -> list[tuple[str, Any]]:
         """Each text with its Doc parsed without the entity recogniser, in one pipeline
@@ -1311,11 +1307,6 @@ class PhraseParser:
             return []
         docs = self.nlp.pipe(texts, disable=["ner"])
         return [(text, _lean(doc)) for text, doc in zip(texts, docs, strict=True)]
-
-    def keep(self, parsed: Iterable[tuple[str, Any]]) -> None:
-        """Keep Docs from :meth:`parse_light` in the cache (the oldest leave)."""
-        for text, doc in parsed:
-            _keep(self._light, text, doc, self._cache_size)
 
     def analyse(self, items: Sequence[tuple[str, str, frozenset[str]]]) -> list[Analysis]:
         """(title, body, names) per item; uncached bodies are parsed in one batch. The
@@ -1399,7 +1390,8 @@ class PhraseParser:
         for text in docs:
             self._light.move_to_end(text)
         parsed = self.parse_light([t for t in dict.fromkeys(texts) if t not in docs])
-        self.keep(parsed)
+        for text, doc in parsed:
+            _keep(self._light, text, doc, self._cache_size)
         docs.update(parsed)
         return [docs[text] for text in texts]
 
