@@ -86,13 +86,7 @@ def center(vector: Vector, mean: Vector | None, count: int, config: TopicConfig)
 def event_topic(memory: TenantMemory, event_id: str, config: TopicConfig) -> Vector | None:
     """An event's topic vector: the one computed at ingest while it is in the POOL, else its
     embedding centred on the current background."""
-    pooled = memory.index(POOL).get(event_id)
-    if pooled is not None:
-        return pooled
-    raw = memory.index(NodeKind.EVENT).get(event_id)
-    if raw is None:
-        return None
-    return center(raw, *background(memory), config)
+    return event_topics(memory, [event_id], config)[0]
 
 
 def event_topics(

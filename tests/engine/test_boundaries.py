@@ -453,11 +453,14 @@ def test_the_topic_vectors_of_several_events_are_each_events_own() -> None:
         memory.index(POOL).upsert(name, topics.observe(memory, vector, config))
     memory.index(POOL).remove("a")  # a member now: it left the POOL
     read = topics.event_topics(memory, ["a", "b", "missing", "c"], config)
-    one_by_one = [topics.event_topic(memory, e, config) for e in ("a", "b", "missing", "c")]
+    pooled = [memory.index(POOL).get(e) for e in ("b", "c")]
+    raw_a = memory.index(NodeKind.EVENT).get("a")
+    assert raw_a is not None
+    centred_a = topics.center(raw_a, *topics.background(memory), config)
     memory.rollback()
-    assert read[2] is None and one_by_one[2] is None
-    for together, alone in zip(read, one_by_one, strict=True):
-        assert (together is None) == (alone is None)
-        if together is not None and alone is not None:
-            assert together.tolist() == alone.tolist()
-    assert read[0] is not None and not np.allclose(read[0], [1, 0, 0])  # centred, not raw
+    assert read[2] is None
+    assert read[0] is not None and read[0].tolist() == centred_a.tolist()
+    assert not np.allclose(read[0], [1, 0, 0])  # centred, not raw
+    for together, kept in zip([read[1], read[3]], pooled, strict=True):
+        assert together is not None and kept is not None
+        assert together.tolist() == kept.tolist()
