@@ -57,9 +57,9 @@ from topologies.embedding import (
     Embedder,
     Matrix,
     Span,
-    SpanEmbedder,
     embed_with_spans,
     locate,
+    reads_spans,
 )
 
 KEPT_SIZE = 2048  # on-demand texts kept across folds (a vector of 384 floats is 1.5 KB)
@@ -111,9 +111,6 @@ class EmbeddingMemo:
         in_context: bool = True,
     ) -> None:
         self.inner = inner
-        # the inner model as one that can read spans (None: it cannot), checked once: a runtime
-        # Protocol check costs some 13 us, and a fold asks for each statement several times
-        self._spans: SpanEmbedder | None = inner if isinstance(inner, SpanEmbedder) else None
         self.in_context = in_context  # statements from their text's pass, where they can be
         self.size = size
         self.kept_size = kept_size
@@ -158,8 +155,7 @@ class EmbeddingMemo:
 
     def _in_context(self, text: str, statement: str) -> Span | None:
         """Where the statement is read from in its text, if its vector comes from there."""
-        reads = self.in_context and self._spans is not None and self._spans.reads_spans
-        return locate(text, statement) if reads else None
+        return locate(text, statement) if self.in_context and reads_spans(self.inner) else None
 
     def _statement(self, text: str, statement: str) -> np.ndarray | None:
         """A remembered statement's vector, in context or alone as it was embedded (lock
