@@ -18,6 +18,7 @@ from schemas.errors import ConfigError
 from stream_app.embedded.hub import MemoryHub
 from stream_app.embedded.interlock import TenantLocks
 from stream_app.embedded.store import Store
+from stream_app.hub.reader import cores, shared_reader
 from stream_app.ingest.admission import Admission
 from stream_app.llm_factory import build_llm_planner
 from stream_app.outbox.sinks import default_sinks, embedded_deliveries
@@ -80,7 +81,10 @@ def build_engine(settings: Settings, embedder: Embedder | None = None) -> FoldEn
 
     # the LLM planner's client also serves fact extraction and the nightly inductor
     completer = planner.client if isinstance(planner, LLMPlanner) else None
-    return FoldEngine(embedder, planner, config, fallback=fallback, completer=completer)
+    reader = shared_reader() if settings.parse_ahead and cores() > 1 else None
+    return FoldEngine(
+        embedder, planner, config, fallback=fallback, completer=completer, reader=reader
+    )
 
 
 def build_hub(

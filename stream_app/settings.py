@@ -120,6 +120,10 @@ class Settings(BaseSettings):
     # while a tenant's batch folds, the texts of its next batch (already queued) are embedded
     # in a worker thread (topologies.engine.FoldEngine.fold_batch's ``ahead``); false: off
     embed_ahead: bool = True
+    # ... and parsed (spaCy, its events analysed) in a worker process on another core
+    # (stream_app/hub/reader.py; about 180 MB while it runs; off on one core); false: each
+    # batch parses its own texts
+    parse_ahead: bool = True
     # a fact's statement that is a sentence of its event's text is embedded from the text's
     # own model pass (MiniLM: late chunking), not in a second one; false: on its own
     statements_in_context: bool = True

@@ -23,6 +23,7 @@ import asyncio
 import hashlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -55,6 +56,7 @@ from topologies.llm.completer import JsonCompleter
 from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id, merge_changes
 from topologies.naming import Namer
 from topologies.naming.activities import lexicon
+from topologies.naming.phrases import BatchReader, Reading
 from topologies.nightly.induce import LLMInductor
 from topologies.plan_bounds import PlanBounds
 from topologies.planner import PLANNED_BY_KEY, Planner, PlanRequest, plans_sync
@@ -202,10 +204,14 @@ class FoldEngine:
         namer: Namer | None = None,
         completer: JsonCompleter | None = None,
         facts: FactStep | None = None,
+        reader: BatchReader | None = None,
     ) -> None:
         """``completer``: the model the LLM tasks besides planning use (fact extraction and
         reconciliation, nightly induction); None: those steps run on rules only. ``facts``: a
-        fact step of the caller's own instead of the one built for ``completer``."""
+        fact step of the caller's own instead of the one built for ``completer``.
+        ``reader``: reads a tenant's next batch (parses its texts, analyses its events)
+        elsewhere while this batch folds (the runtime's reader process); used where the
+        namer's parser has the default pipeline, the one such a reader loads."""
         # one model call per batch for the texts known ahead (fold_batch prefetches them)
         self.embedder = embedder if isinstance(embedder, EmbeddingMemo) else EmbeddingMemo(embedder)
         embedder = self.embedder
@@ -220,6 +226,8 @@ class FoldEngine:
         self.emergence = IntentEmergence(self.executor, embedder, self.config, self.namer)
         self.facts = facts or model_fact_step(embedder, planner, completer)  # layer off: skipped
         self.inductor = LLMInductor(completer) if completer is not None else None  # nightly
+        self.reader = reader if self.namer.parser.default_pipeline else None
+        self._readings: dict[str, Future[Reading]] = {}  # per tenant: its next batch's
 
     def warm_up(self) -> None:
         """Load what a first fold would load on first use (the embedding model, word
@@ -463,7 +471,8 @@ class FoldEngine:
             if slices:
                 self.prefetch(memory, [event for _, event in slices[0]])
             batch_events = [event for _, event in todo]  # parsed where a fold's steps run
-            await self.offload(lambda: self.read_batch(memory, batch_events))
+            reading = self._take_reading(memory)
+            await self.offload(lambda: self.read_batch(memory, batch_events, reading))
             self._start_ahead(memory, ahead)
             for number, part in enumerate(slices):
                 next_slice = self._embed_next_slice(memory, slices[number + 1 :])
@@ -502,6 +511,41 @@ class FoldEngine:
         mine = [event for event in events if event.tenant == memory.tenant]
         if mine and self.config.embed_ahead:
             self.embedder.embed_ahead(memory.tenant, self.batch_passages(memory, mine))
+        if mine and self.reader is not None:
+            self._read_ahead(memory, mine)
+
+    def _read_ahead(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
+        """Parse the texts of the tenant's next batch and analyse its events in the reader
+        (those the parser has not read yet) while this batch folds: spaCy holds the GIL, so
+        the runtime's reader is a process on another core (stream_app/hub/reader.py). A
+        newer call for the tenant replaces this one (one batch ahead)."""
+        assert self.reader is not None
+        parser = self.namer.parser
+        nodes = self._event_nodes(memory, events)
+        keys, texts = parser.unread(parser.event_keys(nodes), self._readings_of(nodes))
+        replaced = self._readings.pop(memory.tenant, None)
+        if replaced is not None:
+            replaced.cancel()
+        if keys or texts:
+            self._readings[memory.tenant] = self.reader.submit(keys, texts)
+
+    def _take_reading(self, memory: TenantMemory) -> Reading | None:
+        """What the reader read of the batch starting now, if it is done: the batch does not
+        wait for it (a reading not done yet, such as a reader process's first while it
+        starts, is dropped and the batch parses its texts itself: the same parses). A
+        reading that failed is logged and left to the batch likewise."""
+        future = self._readings.pop(memory.tenant, None)
+        if future is None:
+            return None
+        if not future.done():
+            future.cancel()
+            log.debug("read_ahead_late", tenant=memory.tenant)
+            return None
+        try:
+            return future.result()
+        except Exception as exc:
+            log.warning("read_ahead_failed", tenant=memory.tenant, error=str(exc))
+            return None
 
     async def _adopt_ahead(self, memory: TenantMemory) -> None:
         """The vectors embedded ahead for the batch starting now, remembered as its texts. An
@@ -562,21 +606,33 @@ class FoldEngine:
         """Embed the events' known texts in one call (see topologies/embedding_memo.py)."""
         self.embedder.prefetch(self.batch_passages(memory, events))
 
-    def read_batch(self, memory: TenantMemory, events: Sequence[RawEvent]) -> None:
+    def read_batch(
+        self, memory: TenantMemory, events: Sequence[RawEvent], reading: Reading | None = None
+    ) -> None:
         """Parse what folding the events will parse without the entity recogniser (their
         titles and bodies, their chat turns) in one spaCy call: the fold asks for one
         event's texts at a time, and spaCy costs about as much per call as per short text
-        (``PhraseParser.read``: the same parses, found in the parser's cache)."""
+        (``PhraseParser.read``: the same parses, found in the parser's cache). What the
+        reader read of them ahead (``reading``) is adopted first, not parsed again."""
+        if reading is not None:
+            self.namer.parser.adopt(reading)
         self.namer.parser.read(self.batch_readings(memory, events))
 
     def batch_readings(self, memory: TenantMemory, events: Sequence[RawEvent]) -> list[str]:
         """The texts folding the events will parse that are known ahead (``read_batch``)."""
-        nodes = [
+        return self._readings_of(self._event_nodes(memory, events))
+
+    def _readings_of(self, nodes: Sequence[Node]) -> list[str]:
+        return [*self.namer.parser.event_texts(nodes), *reactions.turn_texts(nodes)]
+
+    @staticmethod
+    def _event_nodes(memory: TenantMemory, events: Sequence[RawEvent]) -> list[Node]:
+        """The EVENT nodes the tenant's events will be stored as (others' left out)."""
+        return [
             event_to_node(event, event_node_id(memory.tenant, event.id))
             for event in events
             if event.tenant == memory.tenant
         ]
-        return [*self.namer.parser.event_texts(nodes), *reactions.turn_texts(nodes)]
 
     def batch_passages(self, memory: TenantMemory, events: Sequence[RawEvent]) -> list[Passage]:
         """What folding the events will embed that is known ahead: each event's text with

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import io
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from schemas.events import RawEvent
@@ -19,6 +21,7 @@ from stream_app.ingest.ledger import Ledger
 from stream_app.ingest.sources import Batch, Outcome
 from stream_app.ingest.targets import HubTarget
 from tests.app.conftest import app_settings, make_stream, write_jsonl
+from topologies.naming.phrases import PhraseParser, Reading
 
 
 class _NotingTarget:
@@ -60,17 +63,34 @@ async def test_each_batch_is_delivered_with_the_next_one_the_queue_holds(
     assert stats.sent == 10
 
 
-async def imported(tmp_path: Path, embed_ahead: bool) -> tuple[dict[str, Any], int]:
+async def imported(
+    tmp_path: Path, embed_ahead: bool, parse_ahead: bool = False
+) -> tuple[dict[str, Any], int]:
     """The tenant's graph after an import in batches of 8, and how many batches were
-    embedded ahead."""
-    data_dir = tmp_path / f"data-{embed_ahead}"
-    settings = app_settings(data_dir, fold_batch_size=8, embed_ahead=embed_ahead)
+    embedded ahead (read ahead, with ``parse_ahead``)."""
+    data_dir = tmp_path / f"data-{embed_ahead}-{parse_ahead}"
+    settings = app_settings(
+        data_dir, fold_batch_size=8, embed_ahead=embed_ahead, parse_ahead=parse_ahead
+    )
     source = write_jsonl(tmp_path / "s.jsonl", make_stream(40))
     hub = build_hub(settings, sinks=[])
     memo = hub.engine.embedder
     started: list[str] = []
     embed_ahead_of = memo.embed_ahead
     memo.embed_ahead = lambda key, texts: (started.append(key), embed_ahead_of(key, texts))[1]  # type: ignore[method-assign]
+    read: list[str] = []
+    if parse_ahead:  # the shared reader process, each reading noted and waited for
+        reader = hub.engine.reader
+        assert reader is not None
+        hub.engine.namer.parser = PhraseParser()  # one that has read none of the stream yet
+
+        def submit(keys: Sequence[Any], texts: Sequence[str]) -> Future[Reading]:
+            future = reader.submit(keys, texts)
+            future.result(timeout=120)
+            read.append("batch")
+            return future
+
+        hub.engine.reader = SimpleNamespace(submit=submit)  # type: ignore[assignment]
     ledger = Ledger(settings.ingest_db_path)
     try:
         target = HubTarget(hub)
@@ -79,7 +99,7 @@ async def imported(tmp_path: Path, embed_ahead: bool) -> tuple[dict[str, Any], i
             settings, target, [source], ledger, progress=False, err=err, hub=hub
         )
         assert stats.folded == 40
-        return hub.graph("alice"), len(started)
+        return hub.graph("alice"), len(read) if parse_ahead else len(started)
     finally:
         ledger.close()
         hub.store.close()
@@ -92,3 +112,12 @@ async def test_an_import_embedding_ahead_folds_the_memory_it_folds_without(
     alone, none = await imported(tmp_path, embed_ahead=False)
     assert ahead == alone
     assert embedded_ahead == 4 and none == 0  # batches 2 to 5 while the one before folded
+
+
+async def test_an_import_reading_ahead_in_a_worker_process_folds_the_memory_it_folds_without(
+    tmp_path: Path,
+) -> None:
+    ahead, read_ahead = await imported(tmp_path, embed_ahead=False, parse_ahead=True)
+    alone, _ = await imported(tmp_path, embed_ahead=False, parse_ahead=False)
+    assert ahead == alone
+    assert read_ahead == 4  # batches 2 to 5 parsed while the one before folded
