@@ -403,7 +403,8 @@ class FoldEngine:
             await self._adopt_ahead(memory)
             if self._unseen(memory, event):
                 self.prefetch(memory, [event])
-            self._start_ahead(memory, ahead)
+            if ahead:  # read from memory: where a fold's steps run
+                await self.offload(lambda: self._start_ahead(memory, ahead))
             ingested = self.ingest(memory, event)
             revised = ingested.event is not None and ingested.event.id != event.id
             event = ingested.event or event
@@ -473,7 +474,8 @@ class FoldEngine:
             batch_events = [event for _, event in todo]  # parsed where a fold's steps run
             reading = self._take_reading(memory)
             await self.offload(lambda: self.read_batch(memory, batch_events, reading))
-            self._start_ahead(memory, ahead)
+            if ahead:  # read from memory: where a fold's steps run
+                await self.offload(lambda: self._start_ahead(memory, ahead))
             for number, part in enumerate(slices):
                 next_slice = self._embed_next_slice(memory, slices[number + 1 :])
                 try:
