@@ -345,14 +345,15 @@ async def embedded_run(events: Sequence[RawEvent], batch: int, workdir: Path) ->
         url.append(runner.api_url)
 
     watcher = asyncio.create_task(publish_url())
-    started, cpu = time.perf_counter(), time.process_time()
+    reader = hub.engine.reader if isinstance(hub.engine.reader, ReaderProcess) else None
+    started, cpu = time.perf_counter(), _cpu_seconds(reader)
     try:
         stats = await runner.run()
     finally:
         done.set()
         watcher.cancel()
         hub.store.close()
-    elapsed, used = time.perf_counter() - started, time.process_time() - cpu
+    elapsed, used = time.perf_counter() - started, _cpu_seconds(reader) - cpu
     probe.join(30)
     what = f"embedded (SQLite), batches of {batch}"
     return RuntimeRow(what, stats.folded, elapsed, used, latencies)
@@ -421,7 +422,8 @@ def write_runtime(rows: Sequence[RuntimeRow], command: str) -> None:
         f"- command: `{command}`",
         "- heuristic planner, hashing embedder, the synthetic stream; embedded: `foldmem run "
         "--once` in-process on a JSON-lines file (SQLite, FULL sync) with its API served and "
-        "`/health` asked every 20 ms from another thread; Kafka: tansu on loopback, 8 "
+        "`/health` asked every 20 ms from another thread (the runner's CPU: its process, the "
+        "probing thread's included, and its reader process); Kafka: tansu on loopback, 8 "
         "partitions, 8 tenants, every event produced at once (benchmarks/bench_kafka.py)",
         "",
         *runtime_table(rows),

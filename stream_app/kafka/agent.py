@@ -4,7 +4,7 @@ to the dead-letter topic with the reason.
 Faust runs ``kafka_concurrency`` actors of :meth:`FoldAgent.run` (:func:`register`). An actor
 takes its tenant's FIFO lock before its first await, so one tenant's events fold in partition
 order while other tenants proceed concurrently (docs/kafka.md). With batches
-(``FOLDMEM_KAFKA_FOLD_BATCH_SIZE`` > 1, off by default) one actor takes up to that many
+(``FOLDMEM_KAFKA_FOLD_BATCH_SIZE`` > 1, 64 by default) one actor takes up to that many
 messages at a time (``stream.take_events``), folds each tenant's as one engine batch (tenants
 concurrently) and its offsets are acknowledged after the batch: one actor keeps the
 partitions' order. The agent yields each outcome, so Faust's ``test_context`` returns once a

@@ -46,7 +46,7 @@ class Cluster:
     broker: str
     tmp: Path
     partitions: int = 4
-    fold_batch_size: int = 1  # FOLDMEM_KAFKA_FOLD_BATCH_SIZE of its workers
+    fold_batch_size: int = 64  # FOLDMEM_KAFKA_FOLD_BATCH_SIZE of its workers (the default)
     name: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     workers: list[Worker] = field(default_factory=list)
 
