@@ -22,7 +22,7 @@ from tests.engine.test_fold_batch import sample_events
 from topologies import reactions
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
-from topologies.engine import FoldEngine
+from topologies.engine import READ_AHEAD_MIN, FoldEngine
 from topologies.heuristic_planner import HeuristicPlanner
 from topologies.naming import Namer
 from topologies.naming.phrases import AnalysisKey, PhraseParser, Reading
@@ -165,14 +165,14 @@ async def test_a_failed_reading_is_parsed_by_its_own_batch() -> None:
 
 
 async def test_an_event_of_another_tenant_in_the_next_batch_is_not_read() -> None:
-    events = sample_events(20)
-    stranger = events[15].model_copy(update={"tenant": "bob"})
+    events = sample_events(21)
+    stranger = events[20].model_copy(update={"tenant": "bob"})
     engine = engine_of(reader=ParserReader())
     memory = engine.new_memory("alice")
-    await engine.fold_batch(memory, events[:10], ahead=[*events[10:15], stranger])
-    await engine.fold_batch(memory, events[10:15])
+    await engine.fold_batch(memory, events[:10], ahead=[*events[10:20], stranger])
+    await engine.fold_batch(memory, events[10:20])
     parser = engine.namer.parser
-    assert parser.unread(parser.event_keys(nodes_of(events[10:15])), []) == ([], [])
+    assert parser.unread(parser.event_keys(nodes_of(events[10:20])), []) == ([], [])
     assert parser.unread(parser.event_keys(nodes_of([stranger])), [])[0]  # bob's: not read
 
 
@@ -184,3 +184,11 @@ async def test_a_next_batch_read_already_is_not_sent_to_the_reader() -> None:
     engine.namer.parser.analyse_nodes(nodes_of(events))  # as naming their concepts does
     await engine.fold_batch(memory, events, ahead=events)  # its events come again next
     assert reader.futures == []
+
+
+async def test_a_next_batch_of_fewer_events_than_read_ahead_min_is_parsed_by_itself() -> None:
+    events = sample_events(3 * (READ_AHEAD_MIN - 1))
+    reader = StuckReader()
+    await fold_ahead(engine_of(reader=reader), events, READ_AHEAD_MIN - 1)
+    await fold_ahead(engine_of(reader=reader), events[:4], 1)  # one at a time: a stream
+    assert reader.futures == []  # a reading would cost more than the parse it saves
