@@ -235,6 +235,16 @@ class FoldEngine:
         self.reader = reader if self.namer.parser.default_pipeline else None
         self._readings: dict[str, Future[Reading]] = {}  # per tenant: its next batch's
 
+    def forget_texts(self) -> None:
+        """Drop every text kept beyond its fold, after a deletion, so none quotes what was
+        deleted: the embedding memo's, the parser's parses and analyses, the readings of next
+        batches under way (the reader keeps nothing: stream_app/hub/reader.py)."""
+        self.embedder.clear()
+        self.namer.parser.clear()
+        for future in self._readings.values():
+            future.cancel()
+        self._readings.clear()
+
     def warm_up(self) -> None:
         """Load what a first fold would load on first use (the embedding model, word
         frequencies): a server calls this in a worker thread, so its event loop does not stop
@@ -478,7 +488,7 @@ class FoldEngine:
             if slices:
                 self.prefetch(memory, [event for _, event in slices[0]])
             batch_events = [event for _, event in todo]  # parsed where a fold's steps run
-            reading = self._take_reading(memory)
+            reading = self._take_reading(memory) if events else None  # not a recovery's
             await self.offload(lambda: self.read_batch(memory, batch_events, reading))
             if ahead:  # read from memory: where a fold's steps run
                 await self.offload(lambda: self._start_ahead(memory, ahead))
@@ -548,6 +558,8 @@ class FoldEngine:
         if not future.done():
             future.cancel()
             log.debug("read_ahead_late", tenant=memory.tenant)
+            return None
+        if future.cancelled():  # replaced, or a reader that gave up
             return None
         try:
             return future.result()

@@ -55,42 +55,72 @@ def _exit_with(sentinel: int) -> None:
     os._exit(0)
 
 
+def _pid() -> int:
+    """The worker process's task: its process id."""
+    return os.getpid()
+
+
 def _cpu_seconds() -> float:
     """The worker process's task: the CPU time it has used."""
     return time.process_time()
 
 
 def _read(keys: list[AnalysisKey], texts: list[str]) -> Reading:
-    """The worker process's task: read a batch (:meth:`PhraseParser.reading`)."""
-    return _PARSER[0].reading(keys, texts)
+    """The worker process's task: read a batch (:meth:`PhraseParser.reading`) and keep
+    nothing of it: the fold's process asks only for what its own parser has not read, so a
+    cache here would serve nothing, and would hold texts a deletion cannot reach."""
+    parser = _PARSER[0]
+    try:
+        return parser.reading(keys, texts)
+    finally:
+        parser.clear()
 
 
 class ReaderProcess:
     """One worker process that reads batches ahead, started on first use. Spawned, not
     forked: the fold's process runs threads (the API's loop, the embedding worker, BLAS)
-    that a fork would copy mid-step."""
+    that a fork would copy mid-step. A worker that died is replaced, ``MAX_RESTARTS`` times
+    at most: then the reader gives up (an error logged once), and every batch parses its
+    own texts."""
+
+    MAX_RESTARTS = 3
 
     def __init__(self) -> None:
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._restarts = 0
 
     @property
     def running(self) -> bool:
         return self._pool is not None
 
     def submit(self, keys: Sequence[AnalysisKey], texts: Sequence[str]) -> Future[Reading]:
-        """Read the keys' events and the texts in the worker process (started if need be; a
-        worker that died is replaced)."""
+        """Read the keys' events and the texts in the worker process (started if need be);
+        a cancelled future once the reader gave up."""
         with self._lock:
+            if self._restarts > self.MAX_RESTARTS:
+                gone: Future[Reading] = Future()
+                gone.cancel()
+                return gone
             if self._pool is None:
                 self._pool = self._start()
             try:
                 return self._pool.submit(_read, list(keys), list(texts))
             except BrokenProcessPool:
-                log.warning("read_ahead_restarted", reason="the worker process died")
                 self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = self._start()
-                return self._pool.submit(_read, list(keys), list(texts))
+                self._pool = None
+                self._restarts += 1
+                if self._restarts > self.MAX_RESTARTS:
+                    log.error("read_ahead_stopped", reason="the worker process kept dying")
+                else:
+                    log.warning("read_ahead_restarted", reason="the worker process died")
+        return self.submit(keys, texts)
+
+    def pid(self) -> int | None:
+        """The worker process's id (None before it starts)."""
+        with self._lock:
+            pool = self._pool
+        return None if pool is None else pool.submit(_pid).result(timeout=60)
 
     def cpu_seconds(self) -> float:
         """The CPU time the worker process has used (0 before it starts): what a benchmark

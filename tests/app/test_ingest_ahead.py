@@ -15,6 +15,7 @@ from typing import Any
 from schemas.events import RawEvent
 from stream_app.factory import build_hub
 from stream_app.hub import CheckpointFn
+from stream_app.hub.reader import shared_reader
 from stream_app.ingest.driver import IngestDriver
 from stream_app.ingest.imports import run_import
 from stream_app.ingest.ledger import Ledger
@@ -80,8 +81,7 @@ async def imported(
     memo.embed_ahead = lambda key, texts: (started.append(key), embed_ahead_of(key, texts))[1]  # type: ignore[method-assign]
     read: list[str] = []
     if parse_ahead:  # the shared reader process, each reading noted and waited for
-        reader = hub.engine.reader
-        assert reader is not None
+        reader = hub.engine.reader or shared_reader()  # on one core the factory hands none
         hub.engine.namer.parser = PhraseParser()  # one that has read none of the stream yet
 
         def submit(keys: Sequence[Any], texts: Sequence[str]) -> Future[Reading]:

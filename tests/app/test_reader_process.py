@@ -5,15 +5,22 @@ hands it to the engine when FOLDMEM_PARSE_AHEAD is on."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import pytest
+from structlog.testing import capture_logs
+
 from stream_app.factory import build_engine
+from stream_app.hub import reader as reader_module
 from stream_app.hub.reader import ReaderProcess, cores, shared_reader
 from tests.app.conftest import app_settings
 from tests.engine.test_batch_parse import nodes_of
@@ -35,6 +42,48 @@ def test_the_process_reads_what_a_parser_of_the_fold_reads() -> None:
     assert adopter.analyse(keys) == there.analyses and adopter.parsed == 0
 
 
+def test_the_worker_keeps_nothing_of_what_it_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reader_module, "_PARSER", [PhraseParser()])  # the worker's, here
+    nodes = nodes_of(sample_events(4))
+    keys = PhraseParser().event_keys(nodes)
+    reading = reader_module._read(keys, ["I moved to Hamburg in October."])
+    assert reading.analyses and "I moved to Hamburg in October." in reading.texts
+    assert reader_module._PARSER[0].clear() == 0  # no text a deletion could not reach
+
+
+def _die() -> None:
+    """A worker process's start that fails (a model missing, memory short)."""
+    raise SystemExit(1)
+
+
+class DyingReader(ReaderProcess):
+    """A reader whose worker processes die as they start."""
+
+    @staticmethod
+    def _start() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context("spawn"), initializer=_die
+        )
+
+
+def test_a_reader_whose_worker_keeps_dying_gives_up_after_its_restarts() -> None:
+    reader = DyingReader()
+    submitted = 0
+    try:
+        with capture_logs() as logs:
+            future = reader.submit([], ["Lunch with Alice"])
+            while not future.cancelled() and submitted < 40:
+                with contextlib.suppress(Exception):
+                    future.result(timeout=120)
+                future = reader.submit([], ["Lunch with Alice"])
+                submitted += 1
+        assert future.cancelled()  # every batch parses its own texts from here on
+        assert [e["event"] for e in logs].count("read_ahead_stopped") == 1
+        assert reader.submit([], ["Lunch with Alice"]).cancelled()
+    finally:
+        reader.close()
+
+
 def test_the_factory_hands_the_shared_reader_to_the_engine_when_parse_ahead_is_on(
     tmp_path: Path,
 ) -> None:
@@ -52,10 +101,9 @@ def test_a_worker_process_that_died_is_replaced() -> None:
     try:
         first = reader.submit(keys, []).result(timeout=120)
         assert first.analyses == parser.analyse(keys)
-        workers = set(multiprocessing.active_children())
-        for worker in workers:
-            worker.kill()
-            worker.join(timeout=30)
+        dead = reader.pid()
+        assert dead is not None
+        os.kill(dead, signal.SIGKILL)
         answers: list[Reading] = []
         for _ in range(3):  # the pool learns of its dead worker from a submit or a reading
             try:
@@ -64,7 +112,7 @@ def test_a_worker_process_that_died_is_replaced() -> None:
             except Exception:
                 continue
         assert answers and answers[0].analyses == first.analyses
-        assert not workers & set(multiprocessing.active_children())  # a new worker
+        assert reader.pid() not in (None, dead)  # a new worker answered
     finally:
         reader.close()
     assert not reader.running

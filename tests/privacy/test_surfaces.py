@@ -16,6 +16,7 @@ from stream_app.embedded.hub import MemoryHub
 from stream_app.settings import Settings
 from tests.app.conftest import app_settings, invoke, quiet_hub
 from tests.facts.helpers import REVISIONS, stance_stream
+from topologies.engine import event_node_id, event_to_node
 from topologies.privacy import ForgottenEventError
 
 MIDDLE = "Zumba classes on Thursdays"
@@ -235,8 +236,14 @@ async def test_forget_event_drops_the_texts_the_engine_remembers(data_dir: Path)
     try:
         await _api_get(hub, settings, "/tenants/alice/query", "POST", {"text": SECRET, "k": 3})
         assert SECRET in hub.engine.embedder.kept()  # a query's text is kept across folds
+        parser = hub.engine.namer.parser
+        event = next(e for e in stance_stream() if e.id == "stance-3")
+        node = event_to_node(event, event_node_id("alice", event.id))
+        texts = [text for text in parser.event_texts([node]) if SECRET in text]
+        assert texts and parser.unread([], texts) == ([], [])  # its parse is kept too
         deleted = await _api_get(hub, settings, "/tenants/alice/events/stance-3", "DELETE")
         assert deleted.status_code == 200
         assert not [text for text in hub.engine.embedder.kept() if SECRET in text]
+        assert parser.unread([], texts) == ([], texts)  # no parse quotes it any more
     finally:
         hub.store.close()

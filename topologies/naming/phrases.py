@@ -1461,6 +1461,15 @@ class PhraseParser:
         docs.update(parsed)
         return [docs[text] for text in texts]
 
+    def clear(self) -> int:
+        """Drop every parse and analysis kept (after a deletion: no kept Doc quotes what was
+        deleted); how many were kept."""
+        dropped = len(self._cache) + len(self._docs) + len(self._light)
+        self._cache.clear()
+        self._docs.clear()
+        self._light.clear()
+        return dropped
+
     def _remember(self, key: AnalysisKey, value: Analysis) -> None:
         _keep(self._cache, key, value, self._cache_size)
 
