@@ -30,12 +30,15 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
+from pathlib import Path
 
 import structlog
 
 from topologies.naming.phrases import AnalysisKey, PhraseParser, Reading
 
 log = structlog.get_logger(__name__)
+
+CGROUP = Path("/sys/fs/cgroup")  # where Linux shows a container's CPU quota
 
 _PARSER: list[PhraseParser] = []  # the worker process's own parser (set by _start_worker)
 
@@ -150,8 +153,28 @@ def shared_reader() -> ReaderProcess:
     return ReaderProcess()
 
 
-def cores() -> int:
-    """The CPUs this process may run on (a worker process on one core gains nothing)."""
+def cores(cgroup: Path = CGROUP) -> int:
+    """The CPUs this process may run on: those it may be scheduled on, fewer where a
+    container's CPU quota says so (a worker process on one core gains nothing)."""
     if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+        schedulable = len(os.sched_getaffinity(0))
+    else:
+        schedulable = os.cpu_count() or 1
+    quota = quota_cores(cgroup)
+    return schedulable if quota is None else min(schedulable, quota)
+
+
+def quota_cores(cgroup: Path = CGROUP) -> int | None:
+    """Whole CPUs of the container's quota (cgroup v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``
+    over ``cpu.cfs_period_us``), at least 1; None: no quota, or none to read."""
+    try:
+        if (cgroup / "cpu.max").exists():
+            quota, period = (cgroup / "cpu.max").read_text().split()[:2]
+        else:
+            quota = (cgroup / "cpu" / "cpu.cfs_quota_us").read_text().strip()
+            period = (cgroup / "cpu" / "cpu.cfs_period_us").read_text().strip()
+        if quota in ("max", "-1"):
+            return None
+        return max(1, int(quota) // int(period))
+    except (OSError, ValueError):
+        return None

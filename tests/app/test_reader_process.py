@@ -21,7 +21,7 @@ from structlog.testing import capture_logs
 
 from stream_app.factory import build_engine
 from stream_app.hub import reader as reader_module
-from stream_app.hub.reader import ReaderProcess, cores, shared_reader
+from stream_app.hub.reader import ReaderProcess, cores, quota_cores, shared_reader
 from tests.app.conftest import app_settings
 from tests.engine.test_batch_parse import nodes_of
 from tests.engine.test_fold_batch import sample_events
@@ -82,6 +82,28 @@ def test_a_reader_whose_worker_keeps_dying_gives_up_after_its_restarts() -> None
         assert reader.submit([], ["Lunch with Alice"]).cancelled()
     finally:
         reader.close()
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"cpu.max": "150000 100000\n"}, 1),  # v2: 1.5 CPUs, one whole
+        ({"cpu.max": "400000 100000\n"}, 4),
+        ({"cpu.max": "max 100000\n"}, None),  # no quota
+        ({"cpu/cpu.cfs_quota_us": "100000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1),  # v1
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+        ({}, None),  # nothing to read
+    ],
+)
+def test_a_containers_cpu_quota_counts_its_whole_cpus(
+    tmp_path: Path, files: dict[str, str], expected: int | None
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert quota_cores(tmp_path) == expected
+    if expected == 1:
+        assert cores(tmp_path) == 1  # one core: no reader process
 
 
 def test_the_factory_hands_the_shared_reader_to_the_engine_when_parse_ahead_is_on(
