@@ -238,12 +238,13 @@ class FoldEngine:
     def forget_texts(self) -> None:
         """Drop every text kept beyond its fold, after a deletion, so none quotes what was
         deleted: the embedding memo's, the parser's parses and analyses, the readings of next
-        batches under way (the reader keeps nothing: stream_app/hub/reader.py)."""
+        batches under way (the reader keeps nothing: stream_app/hub/reader.py). Called as a
+        fold step (``offload``): the parser is not read by another fold step meanwhile."""
         self.embedder.clear()
         self.namer.parser.clear()
-        for future in self._readings.values():
+        readings, self._readings = self._readings, {}  # one swap: a fold step may add one
+        for future in readings.values():
             future.cancel()
-        self._readings.clear()
 
     def warm_up(self) -> None:
         """Load what a first fold would load on first use (the embedding model, word

@@ -99,7 +99,7 @@ class EmbeddedPrivacy(Forgetting):
             tenant, run, lambda r: r.changes, deletion.creates, before_persist
         )
         self._scrub_local(report, whole_tenant=deletion.reason == "tenant_forgotten")
-        self.engine.forget_texts()  # no remembered text quotes what was deleted
+        await self.engine.offload(self.engine.forget_texts)  # as a fold step: none runs then
         await self.publish_pending()
         return report
 
@@ -115,7 +115,7 @@ class EmbeddedPrivacy(Forgetting):
             lambda c: c,
         )
         if purge:
-            self.engine.forget_texts()  # no remembered text quotes what was purged
+            await self.engine.offload(self.engine.forget_texts)  # as a fold step: none runs then
         return self.layers(tenant)
 
     async def consolidate(

@@ -86,7 +86,7 @@ class KafkaPrivacy(Forgetting):
         and wait for the changelog before the API answers."""
         if changes is None or changes.empty:
             return
-        self.engine.forget_texts()  # no remembered text quotes what was deleted
+        await self.engine.offload(self.engine.forget_texts)  # as a fold step: none runs then
         self.changelog.hard_delete(changes)
         memory = self.state.get(tenant)
         if memory is not None:
