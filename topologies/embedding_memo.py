@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from topologies.ahead import AheadSlots
 from topologies.embedding import (
     Embedder,
     Matrix,
@@ -118,7 +119,7 @@ class EmbeddingMemo:
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # this fold's texts
         self._kept: OrderedDict[str, np.ndarray] = OrderedDict()  # on-demand, across folds
         self._read: OrderedDict[StatementKey, np.ndarray] = OrderedDict()  # in context
-        self._ahead: dict[str, Future[Embedded]] = {}  # a tenant's next batch
+        self._ahead: AheadSlots[Embedded] = AheadSlots()  # a tenant's next batch
         self._worker: ThreadPoolExecutor | None = None  # embeds ahead, started on first use
         self._lock = threading.Lock()
         self.calls = 0  # model calls made (for benchmarks)
@@ -197,7 +198,7 @@ class EmbeddingMemo:
             self._vectors.clear()
             self._kept.clear()
             self._read.clear()
-            self._ahead.clear()
+        self._ahead.clear()
 
     def embed_ahead(self, key: str, items: Sequence[str | Passage]) -> None:
         """Start embedding, in the memo's worker thread, the texts (and statements) of the
@@ -208,15 +209,12 @@ class EmbeddingMemo:
         with self._lock:
             if self._worker is None:
                 self._worker = ThreadPoolExecutor(1, thread_name_prefix="embed-ahead")
-            replaced = self._ahead.get(key)
-            if replaced is not None:
-                replaced.cancel()  # not started yet: its batch is not the next one any more
-            self._ahead[key] = self._worker.submit(self._embed_unkept, passages)
+            worker = self._worker
+        self._ahead.put(key, worker.submit(self._embed_unkept, passages))
 
     def take_ahead(self, key: str) -> Future[Embedded] | None:
         """The embedding started ahead for ``key``'s batch, handed over once (None: none)."""
-        with self._lock:
-            return self._ahead.pop(key, None)
+        return self._ahead.take(key)
 
     def adopt(self, fresh: Embedded) -> None:
         """Remember vectors embedded ahead as the texts of the fold starting now (``forget``

@@ -23,7 +23,6 @@ import asyncio
 import hashlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -43,6 +42,7 @@ from schemas.graph import Edge, EdgeKind, Node, NodeKind
 from schemas.intents import IntentMessage, IntentStatus, can_transition
 from schemas.plans import UpdatePlan
 from topologies import correspondents, goals, reactions, topics
+from topologies.ahead import AheadSlots
 from topologies.config import EngineConfig
 from topologies.consolidation import Consolidator
 from topologies.context import assemble_context, record_access
@@ -233,7 +233,7 @@ class FoldEngine:
         self.facts = facts or model_fact_step(embedder, planner, completer)  # layer off: skipped
         self.inductor = LLMInductor(completer) if completer is not None else None  # nightly
         self.reader = reader if self.namer.parser.default_pipeline else None
-        self._readings: dict[str, Future[Reading]] = {}  # per tenant: its next batch's
+        self._readings: AheadSlots[Reading] = AheadSlots()  # per tenant: its next batch's
 
     def forget_texts(self) -> None:
         """Drop every text kept beyond its fold, after a deletion, so none quotes what was
@@ -242,9 +242,7 @@ class FoldEngine:
         fold step (``offload``): the parser is not read by another fold step meanwhile."""
         self.embedder.clear()
         self.namer.parser.clear()
-        readings, self._readings = self._readings, {}  # one swap: a fold step may add one
-        for future in readings.values():
-            future.cancel()
+        self._readings.clear()
 
     def warm_up(self) -> None:
         """Load what a first fold would load on first use (the embedding model, word
@@ -542,18 +540,15 @@ class FoldEngine:
         parser = self.namer.parser
         nodes = self._event_nodes(memory, events)
         keys, texts = parser.unread(parser.event_keys(nodes), self._readings_of(nodes))
-        replaced = self._readings.pop(memory.tenant, None)
-        if replaced is not None:
-            replaced.cancel()
-        if keys or texts:
-            self._readings[memory.tenant] = self.reader.submit(keys, texts)
+        reading = self.reader.submit(keys, texts) if keys or texts else None
+        self._readings.put(memory.tenant, reading)
 
     def _take_reading(self, memory: TenantMemory) -> Reading | None:
         """What the reader read of the batch starting now, if it is done: the batch does not
         wait for it (a reading not done yet, such as a reader process's first while it
         starts, is dropped and the batch parses its texts itself: the same parses). A
         reading that failed is logged and left to the batch likewise."""
-        future = self._readings.pop(memory.tenant, None)
+        future = self._readings.take(memory.tenant)
         if future is None:
             return None
         if not future.done():
