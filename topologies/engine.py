@@ -539,7 +539,9 @@ class FoldEngine:
         assert self.reader is not None
         parser = self.namer.parser
         nodes = self._event_nodes(memory, events)
-        keys, texts = parser.unread(parser.event_keys(nodes), self._readings_of(nodes))
+        # the keys' own texts are parsed with them (``PhraseParser.reading``): only the chat
+        # turns besides
+        keys, texts = parser.unread(parser.event_keys(nodes), reactions.turn_texts(nodes))
         reading = self.reader.submit(keys, texts) if keys or texts else None
         self._readings.put(memory.tenant, reading)
 
