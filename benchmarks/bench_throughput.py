@@ -56,6 +56,7 @@ from stream_app.hub.reader import ReaderProcess, cores, shared_reader
 from stream_app.settings import Settings
 from topologies.config import EngineConfig
 from topologies.engine import FoldEngine
+from topologies.fold_steps import FOLD_STEPS, StepTimes
 from topologies.heuristic_planner import HeuristicPlanner
 from topologies.vector_index import use_single_thread
 
@@ -73,6 +74,7 @@ class Row:
     floor_cpu_s: float = 0.0
     stream_ms: list[float] = field(default_factory=list)
     stream_cpu_ms: list[float] = field(default_factory=list)
+    steps: dict[str, float] = field(default_factory=dict)  # fold seconds per step (fold_steps)
     measured: str = ""  # date and load average when measured
     command: str = ""  # the run that measured it
 
@@ -144,12 +146,15 @@ async def measure(
     if reader is not None:  # its process starts (as at a server's first backlog): not folding
         reader.submit([], [warm.text or warm.id]).result(timeout=120)
     row = Row(embedder_name, size)
+    steps = StepTimes()
     started, cpu = time.perf_counter(), _cpu_seconds(reader)
     for start in range(0, size, batch):
         stop = min(size, start + batch)  # the next batch is embedded while this one folds
-        await engine.fold_batch(
+        folded = await engine.fold_batch(
             memory, events[start:stop], ahead=events[stop : min(size, stop + batch)]
         )
+        steps.merge(folded.steps)
+    row.steps = steps.seconds
     row.fold_s, row.fold_cpu_s = time.perf_counter() - started, _cpu_seconds(reader) - cpu
     for event in events[size:]:
         one, one_cpu = time.perf_counter(), time.process_time()
@@ -209,6 +214,44 @@ def flatness(rows: Sequence[Row]) -> list[str]:
     return out
 
 
+STEP_GROUPS = {  # steps whose removal together the budget table prices
+    "context + facts + emerge": ("context", "facts", "emerge"),
+}
+
+
+def budget(rows: Sequence[Row]) -> list[str]:
+    """Where the fold's wall time went at each embedder's largest size: each step's
+    milliseconds per event on the fold's thread, its share, and the events/s the fold would
+    reach were that step free and nothing else changed (an upper bound: Amdahl's law)."""
+    largest = {r.embedder: r for r in rows if r.steps}  # rows are ordered by size
+    if not largest:
+        return []
+    names = list(largest)
+    lines = [
+        "Where a fold's time goes (the fold's thread; `topologies/fold_steps.py`): "
+        "milliseconds per event, share of the fold's wall time, and events/s were the step "
+        "free (everything else as measured: an upper bound).",
+        "",
+        "| step | " + " | ".join(f"{n} {largest[n].events:,}" for n in names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+
+    def cell(row: Row, seconds: float) -> str:
+        ms = 1000.0 * seconds / row.events
+        free = row.events / max(row.fold_s - seconds, 1e-9)
+        return f"{ms:.2f} ms ({100.0 * seconds / row.fold_s:.0f}%), {free:.0f}/s"
+
+    for step in FOLD_STEPS:
+        cells = [cell(largest[n], largest[n].steps.get(step, 0.0)) for n in names]
+        lines.append(f"| {step} | " + " | ".join(cells) + " |")
+    for label, group in STEP_GROUPS.items():
+        cells = [cell(largest[n], sum(largest[n].steps.get(s, 0.0) for s in group)) for n in names]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    untimed = [cell(largest[n], largest[n].fold_s - sum(largest[n].steps.values())) for n in names]
+    lines.append("| untimed (batching, waits, the event loop) | " + " | ".join(untimed) + " |")
+    return lines
+
+
 def write(rows: Sequence[Row], skipped: Sequence[str], command: str, batch: int) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     commands = list(dict.fromkeys(r.command for r in rows if r.command)) or [command]
@@ -224,6 +267,8 @@ def write(rows: Sequence[Row], skipped: Sequence[str], command: str, batch: int)
         *table(rows, skipped),
         "",
         *flatness(rows),
+        "",
+        *budget(rows),
         "",
         "![throughput](throughput.png)",
     ]

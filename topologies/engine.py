@@ -51,6 +51,7 @@ from topologies.embedding_memo import EmbeddingMemo, Passage
 from topologies.executor import PlanExecutor
 from topologies.facts.llm_extract import model_fact_step
 from topologies.facts.step import FactStep
+from topologies.fold_steps import StepTimes
 from topologies.intents import IntentEmergence, intent_view
 from topologies.llm.completer import JsonCompleter
 from topologies.memory import POOL, ChangeSet, TenantMemory, event_node_id, merge_changes
@@ -104,6 +105,7 @@ class FoldResult:
     fold_seconds: float = 0.0
     stored: ChangeSet | None = None  # the ingest commit (already handed to ``on_stored``)
     refusal: FoldmemError | None = None  # why ingest refused it (status "refused")
+    steps: StepTimes = field(default_factory=StepTimes)  # where its time went (fold_steps.py)
 
     @property
     def fold_changes(self) -> list[ChangeSet]:
@@ -122,6 +124,7 @@ class BatchResult:
     recovered: list[FoldResult] = field(default_factory=list)
     stored: ChangeSet | None = None  # what was handed to ``on_stored``
     changes: list[ChangeSet] = field(default_factory=list)  # everything to commit, in order
+    steps: StepTimes = field(default_factory=StepTimes)  # its folds' and its own (fold_steps.py)
 
     @property
     def fold_changes(self) -> list[ChangeSet]:
@@ -414,13 +417,16 @@ class FoldEngine:
         The event's texts (its text, its statements) are embedded in one call, as a batch's
         are, and forgotten when the fold ends. ``ahead``: as for ``fold_batch``.
         """
+        steps = StepTimes()
         try:
             await self._adopt_ahead(memory)
-            if self._unseen(memory, event):
-                self.prefetch(memory, [event])
+            with steps.timing("embed"):
+                if self._unseen(memory, event):
+                    self.prefetch(memory, [event])
             if ahead:  # read from memory: where a fold's steps run
                 await self.offload(lambda: self._start_ahead(memory, ahead))
-            ingested = self.ingest(memory, event)
+            with steps.timing("ingest"):
+                ingested = self.ingest(memory, event)
             revised = ingested.event is not None and ingested.event.id != event.id
             event = ingested.event or event
             if ingested.changes is not None and on_stored is not None:
@@ -428,13 +434,15 @@ class FoldEngine:
             if memory.event_state(event.id) == "folded":
                 return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
             if revised:  # its statements are the fold's texts too
-                self.prefetch(memory, [event])
+                with steps.timing("embed"):
+                    self.prefetch(memory, [event])
             result = await self.fold_stored(memory, event)
         finally:
             self.embedder.forget()
         if ingested.changes is not None:
             result.changes.insert(0, ingested.changes)
             result.stored = ingested.changes
+        result.steps.merge(steps)
         return result
 
     @staticmethod
@@ -484,11 +492,13 @@ class FoldEngine:
         slices = [todo[start : start + size] for start in range(0, len(todo), size)]
         try:
             await self._adopt_ahead(memory)
-            if slices:
-                self.prefetch(memory, [event for _, event in slices[0]])
+            with batch.steps.timing("embed"):
+                if slices:
+                    self.prefetch(memory, [event for _, event in slices[0]])
             batch_events = [event for _, event in todo]  # parsed where a fold's steps run
             reading = self._take_reading(memory) if events else None  # not a recovery's
-            await self.offload(lambda: self.read_batch(memory, batch_events, reading))
+            with batch.steps.timing("read"):
+                await self.offload(lambda: self.read_batch(memory, batch_events, reading))
             if ahead:  # read from memory: where a fold's steps run
                 await self.offload(lambda: self._start_ahead(memory, ahead))
             for number, part in enumerate(slices):
@@ -497,6 +507,7 @@ class FoldEngine:
                     for target, event in part:
                         target.append(await self._fold_or_refuse(memory, event))
                         batch.changes.extend(target[-1].changes)
+                        batch.steps.merge(target[-1].steps)
                         await asyncio.sleep(0)  # a server's other tasks (its API) run between
                 finally:
                     if next_slice is not None:
@@ -592,6 +603,7 @@ class FoldEngine:
         """``fold`` for one event of a batch: an event ingest refuses (another tenant's, a
         forgotten id) comes back "refused", a fold that fails (a bug) "failed" with the event
         stored, not folded (as a crash would leave it); the batch goes on either way."""
+        started = time.perf_counter()
         try:
             ingested = self.ingest(memory, event)
         except FoldmemError as exc:
@@ -600,6 +612,7 @@ class FoldEngine:
             return FoldResult(
                 memory.tenant, event.id, node_id, "refused", error=str(exc), refusal=exc
             )
+        ingest_seconds = time.perf_counter() - started
         event = ingested.event or event
         if memory.event_state(event.id) == "folded":
             return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
@@ -612,6 +625,7 @@ class FoldEngine:
         if ingested.changes is not None:
             result.changes.insert(0, ingested.changes)
             result.stored = ingested.changes
+        result.steps.add("ingest", ingest_seconds)
         return result
 
     @staticmethod
@@ -672,23 +686,25 @@ class FoldEngine:
         if memory.event_state(event.id) == "folded":
             return FoldResult(memory.tenant, event.id, node_id, status="duplicate")
         started = time.perf_counter()
+        steps = StepTimes()
         now = self.stream_now(memory, event)
         vector = memory.index(NodeKind.EVENT).get(node_id)
         if vector is None:
             vector = self.embedder.embed_transient([event.text or event.id])[0]
-        context = await self.offload(
-            lambda: assemble_context(
-                memory,
-                vector,
-                node_id,
-                now,
-                self.config.context,
-                decay_per_day=self.config.consolidation.decay_per_day,
+        with steps.timing("context"):
+            context = await self.offload(
+                lambda: assemble_context(
+                    memory,
+                    vector,
+                    node_id,
+                    now,
+                    self.config.context,
+                    decay_per_day=self.config.consolidation.decay_per_day,
+                )
             )
-        )
         await asyncio.sleep(0)  # between steps, outside any transaction: a server's API runs
         request = PlanRequest(event, memory.graph.node(node_id), vector, context, memory, now)
-        result = FoldResult(memory.tenant, event.id, node_id, status="folded")
+        result = FoldResult(memory.tenant, event.id, node_id, status="folded", steps=steps)
         planners: list[Planner] = [self.planner]
         if self.fallback is not None and self.fallback is not self.planner:
             planners.append(self.fallback)
@@ -708,14 +724,27 @@ class FoldEngine:
                 result.error = str(exc)
                 continue
             finally:
-                result.plan_seconds += time.perf_counter() - plan_started
+                planned = time.perf_counter() - plan_started
+                result.plan_seconds += planned
+                steps.add("plan", planned)
             if not prepared:  # after the plan: an LLM plan may carry the event's facts
                 prepared = True
                 await self.facts.prepare(memory, event)  # LLM fact steps, outside the tx
             try:
                 bounds = PlanBounds.for_request(request)
                 changes, scope = await self.offload(
-                    partial(self._apply, memory, event, node_id, vector, context, plan, now, bounds)
+                    partial(
+                        self._apply,
+                        memory,
+                        event,
+                        node_id,
+                        vector,
+                        context,
+                        plan,
+                        now,
+                        bounds,
+                        steps,
+                    )
                 )
             except PlanRejectedError as exc:
                 log.warning(
@@ -738,7 +767,14 @@ class FoldEngine:
             try:
                 changes, scope = await self.offload(
                     lambda: self._apply(
-                        memory, event, node_id, vector, context, UpdatePlan(planner="empty"), now
+                        memory,
+                        event,
+                        node_id,
+                        vector,
+                        context,
+                        UpdatePlan(planner="empty"),
+                        now,
+                        steps=steps,
                     )
                 )
                 result.messages = self.intent_messages(memory, scope)
@@ -767,21 +803,29 @@ class FoldEngine:
         plan: UpdatePlan,
         now: datetime,
         bounds: PlanBounds | None = None,
+        steps: StepTimes | None = None,
     ) -> tuple[ChangeSet, FoldScope]:
-        """Apply a planner's plan (within ``bounds``), then the engine's own steps, unbounded."""
+        """Apply a planner's plan (within ``bounds``), then the engine's own steps, unbounded;
+        each step's time is added to ``steps``."""
         scope = FoldScope(memory.tenant, event.id, node_id, now)
         scope.touch(node_id)
+        lap = (steps or StepTimes()).laps()
         try:
             with memory.transaction() as changes:  # any exception rolls the whole fold back
                 self.executor.current_intent_vectors(memory)
                 record_access(memory, context, now)
                 self.executor.apply(memory, plan, scope, bounds)
+                lap("apply")
                 self.facts.apply(memory, scope, event)
+                lap("facts")
                 self.consolidator.consolidate(memory, scope)
+                lap("consolidate")
                 self.emergence.emerge(memory, scope)
+                lap("emerge")
                 memory.set_event_state(event.id, "folded")
                 memory.set_meta(EVENTS_FOLDED_KEY, int(memory.meta.get(EVENTS_FOLDED_KEY, 0)) + 1)
                 count_planner(memory, plan.planner)
+            lap("apply")  # the bookkeeping and the transaction's close
         except PlanRejectedError:
             raise
         except Exception as exc:

@@ -185,6 +185,7 @@ class KafkaHub(HubReads, KafkaPrivacy):
         self.changelog.write(result.fold_changes)
         self.metrics.events_folded.labels(status=result.status).inc()
         self.metrics.fold_seconds.observe(time.perf_counter() - started)
+        self.metrics.observe_steps(result.steps)
         self.metrics.tenants.set(len(self.state))
         log.debug(
             "event_folded",
@@ -219,6 +220,7 @@ class KafkaHub(HubReads, KafkaPrivacy):
         for result in batch.results:
             self.metrics.events_folded.labels(status=result.status).inc()
         self.metrics.fold_seconds.observe((time.perf_counter() - started) / len(events))
+        self.metrics.observe_steps(batch.steps)
         self.metrics.tenants.set(len(self.state))
         return batch.results
 

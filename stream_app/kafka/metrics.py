@@ -8,6 +8,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from topologies.fold_steps import StepTimes
+
 LagFn = Callable[[], Iterable[tuple[str, int, int]]]  # (topic, partition, lag)
 UsageFn = Callable[[], tuple[int, int]]  # (LLM calls, LLM tokens)
 
@@ -50,6 +52,12 @@ class WorkerMetrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
             registry=r,
         )
+        self.fold_step_seconds = Counter(
+            "foldmem_fold_step_seconds",
+            "Seconds folds spent in each step on the fold's thread (topologies/fold_steps.py)",
+            ["step"],
+            registry=r,
+        )
         self.intents_emitted = Counter(
             "foldmem_intents_emitted", "Intent messages published", ["type"], registry=r
         )
@@ -61,6 +69,10 @@ class WorkerMetrics:
         )
         self.tenants = Gauge("foldmem_tenants", "Tenants held by this worker", registry=r)
         r.register(_Dynamic(lag or (lambda: ()), usage or (lambda: (0, 0))))
+
+    def observe_steps(self, steps: StepTimes) -> None:
+        for step, seconds in steps.seconds.items():
+            self.fold_step_seconds.labels(step=step).inc(seconds)
 
     def render(self) -> bytes:
         return bytes(generate_latest(self.registry))

@@ -87,6 +87,8 @@ async def test_events_to_intents_api_and_deadletter(cluster: Cluster) -> None:
         "foldmem_llm_calls",
         "foldmem_llm_tokens",
         "foldmem_intents_emitted_total",
+        'foldmem_fold_step_seconds_total{step="context"}',
+        'foldmem_fold_step_seconds_total{step="emerge"}',
     ):
         assert name in metrics
 
