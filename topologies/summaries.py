@@ -19,8 +19,9 @@ vector is what naming compares a label with the neighbouring concepts by, what c
 neighbours by and what compression merges near-duplicates by: a text that followed its members
 would move it. Rewritten at each naming (4, 8, 16, ... members) on the structural benchmark,
 it renamed a sample concept ("Christmas market" -> "Flea market") and replaced an intent of a
-dev scenario; written only as the concept forms, the concepts, names and intents stay those of
-the titles-only text. A join also costs no embedding.
+dev scenario; written only as the concept forms, the sample's concepts, names and intents
+stay those of the titles-only text and the dev scenarios' intents too. A join also costs no
+embedding.
 
 A deletion scrubs the lines of the deleted events from the texts that quote them
 (``topologies.privacy.quotes_of`` asks ``member_line``), so what a deleted message said does
