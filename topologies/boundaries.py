@@ -37,6 +37,7 @@ from topologies.graph import MemoryGraph
 from topologies.memory import TenantMemory, stable_id
 from topologies.naming import Namer
 from topologies.scope import FoldScope
+from topologies.summaries import concept_text
 from topologies.text import categorize, keywords
 from topologies.vector_index import Vector, normalize
 
@@ -73,17 +74,23 @@ class Boundaries:
 
     # ------------------------------------------------------------------ naming
     def label_from_members(self, memory: TenantMemory, scope: FoldScope, concept_id: str) -> None:
-        """Name the concept from its members' words (its label vector follows the name)."""
+        """Name the concept from its members' words and sum them up in its text (a split or a
+        merge changed them: the text must not quote members it lost); its label vector
+        follows both."""
         texts = member_texts(memory, concept_id)
         if not texts:
             return
-        node = memory.graph.node(concept_id)
+        graph = memory.graph
+        node = graph.node(concept_id)
         members = topics.member_events(memory, concept_id)
         title = self.namer.label_concept(memory, members, concept_id)
+        text = concept_text(graph.node(e) for e in members)
         combined = "\n".join(texts)
         attrs = {**node.attrs, "keywords": keywords(combined, KEYWORDS, exclude=[memory.tenant])}
-        updated = memory.graph.replace_node(
-            node.model_copy(update={"title": title, "attrs": attrs, "updated_at": scope.now})
+        updated = graph.replace_node(
+            node.model_copy(
+                update={"title": title, "text": text, "attrs": attrs, "updated_at": scope.now}
+            )
         )
         memory.index(NodeKind.CONCEPT).upsert(
             concept_id, self.embedder.embed([updated.embed_text])[0]
@@ -161,14 +168,13 @@ class Boundaries:
         old = graph.node(old_id)
         new_id = stable_id("c", memory.tenant, scope.event_id, f"split:{old_id}")
         texts = [f"{graph.node(e).title}\n{graph.node(e).text}" for e in moved[:LABEL_TEXTS]]
-        summary = "; ".join(_short(graph.node(e)) for e in moved[:5])
         graph.add_node(
             Node(
                 id=new_id,
                 kind=NodeKind.CONCEPT,
                 tenant=memory.tenant,
                 title=old.title,  # renamed below, once its members are attached
-                text=f"Recurring: {summary}"[:2000],
+                text=concept_text(graph.node(e) for e in moved),
                 ts=scope.now,
                 created_at=scope.now,
                 updated_at=scope.now,
@@ -294,8 +300,3 @@ def _link(graph: MemoryGraph, scope: FoldScope, src: str, dst: str, kind: EdgeKi
                 created_at=scope.now,
             )
         )
-
-
-def _short(node: Node, size: int = 60) -> str:
-    text = (node.title or node.text).replace("\n", " ").strip()
-    return text if len(text) <= size else text[: size - 1] + "…"

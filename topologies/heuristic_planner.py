@@ -18,8 +18,9 @@ For one event it decides, in order:
    not its label, keeps a concept to the theme its events share.
 2. **Online clustering**: otherwise unassigned events in the POOL index (topic vectors) with
    cosine >= pair_similarity seed a new CONCEPT, named by ``naming.Namer.label_concept`` (the
-   members' most central noun phrase), with a lexicon category, ``GROUNDS member -> concept`` and
-   ``DERIVED_FROM concept -> member``. With no such neighbour the event stays unassigned.
+   members' most central noun phrase), its text summing up its members, with a lexicon
+   category, ``GROUNDS member -> concept`` and ``DERIVED_FROM concept -> member``. With no
+   such neighbour the event stays unassigned.
    **Bridges**: the concept the event joined or seeded gets ``RELATED_TO`` to the other
    candidates whose centroid the event is also close to (cosine >= bridge_similarity, at most
    two): the event sits between them.
@@ -54,6 +55,7 @@ from topologies.entities import EntityMatch, ensure_entity_index, entities_of
 from topologies.memory import POOL, TOPIC
 from topologies.naming import Namer, next_naming
 from topologies.planner import PlanRequest
+from topologies.summaries import concept_text, short
 from topologies.text import categorize, find_dates, has_causal_cue, keywords
 from topologies.vector_index import Vector
 
@@ -104,11 +106,6 @@ def _cos(a: np.ndarray | None, b: np.ndarray | None) -> float:
     if a is None or b is None:
         return 0.0
     return float(np.dot(a, b))
-
-
-def _short(node: Node, size: int = 60) -> str:
-    text = (node.title or node.text).replace("\n", " ").strip()
-    return text if len(text) <= size else text[: size - 1] + "…"
 
 
 class HeuristicPlanner:
@@ -202,7 +199,7 @@ class HeuristicPlanner:
         request.consulted.add(answered.id)
         build.add_edge(
             answered.id, node.id, EdgeKind.TRIGGERS,
-            f"The event only reacts to the turn before it, '{_short(answered, 40)}'.",
+            f"The event only reacts to the turn before it, '{short(answered, 40)}'.",
             [answered.id],
         )  # fmt: skip
         return answered.id
@@ -277,7 +274,6 @@ class HeuristicPlanner:
         texts = [f"{n.title}\n{n.text}" for n in group]
         label = self.namer.label_concept(memory, [n.id for n in group])
         combined = "\n".join(texts)
-        summary = "; ".join(_short(n) for n in group)
         ids = [m.id for m, _ in members]
         sims = ", ".join(f"{c:.2f}" for _, c in members)
         ref = build.add_node(
@@ -285,7 +281,7 @@ class HeuristicPlanner:
             f"{len(members)} unassigned event(s) are similar to this one (cosine {sims} >= "
             f"{self.config.pair_similarity:.2f}); their most central phrase is '{label}'.",
             ids,
-            text=f"Recurring: {summary}"[:2000],
+            text=concept_text(group),
             category=categorize(combined),
             attrs={"keywords": keywords(combined, CONCEPT_KEYWORDS, exclude=[memory.tenant]),
                    "members": len(group), "named_at": len(group)},
@@ -295,7 +291,7 @@ class HeuristicPlanner:
                 member.id,
                 ref,
                 EdgeKind.GROUNDS,
-                f"'{_short(member, 40)}' is evidence for '{label}'.",
+                f"'{short(member, 40)}' is evidence for '{label}'.",
                 [member.id],
             )
         for member in group:
@@ -303,7 +299,7 @@ class HeuristicPlanner:
                 ref,
                 member.id,
                 EdgeKind.DERIVED_FROM,
-                f"'{label}' was abstracted from '{_short(member, 40)}'.",
+                f"'{label}' was abstracted from '{short(member, 40)}'.",
                 [member.id],
             )
         return ref
@@ -342,7 +338,7 @@ class HeuristicPlanner:
             shared = ", ".join(e.split(":", 1)[1] for e in match.shared[:4])
             why = "and its text gives a causal cue" if causal else "and follows it in time"
             build.add_edge(match.node_id, node.id, kind,
-                           f"Shares {shared} with the earlier '{_short(earlier, 40)}' "
+                           f"Shares {shared} with the earlier '{short(earlier, 40)}' "
                            f"(strength {strength:.2f}) {why}.", [match.node_id])  # fmt: skip
         return chosen
 

@@ -33,6 +33,7 @@ from schemas.errors import FoldmemError, InvalidEventError, NotFoundError
 from schemas.graph import EdgeKind, Node, NodeKind
 from topologies.embedding import Embedder
 from topologies.memory import POOL, TOPIC, ChangeSet, TenantMemory, event_node_id
+from topologies.summaries import member_line
 
 log = structlog.get_logger(__name__)
 
@@ -479,14 +480,16 @@ DELETED = "[deleted]"
 
 
 def quotes_of(memory: TenantMemory, node_ids: Iterable[str]) -> list[str]:
-    """The titles of these EVENT nodes: what other nodes' texts quote of them."""
+    """What other nodes' texts quote of these EVENT nodes: their titles, and the lines a
+    concept's summary writes of them (a chat message's opening words, a clipped title);
+    longest first, so a line goes whole before the title inside it."""
     found = set()
     for node_id in node_ids:
         node = memory.graph.get(node_id)
         if node is not None and node.kind == NodeKind.EVENT:
-            title = " ".join(node.title.split())
-            if len(title) >= MIN_QUOTE:
-                found.add(title)
+            for quote in (" ".join(node.title.split()), member_line(node)):
+                if len(quote) >= MIN_QUOTE:
+                    found.add(quote)
     return sorted(found, key=len, reverse=True)
 
 

@@ -327,6 +327,10 @@ async def test_a_concept_whose_members_form_two_groups_splits(make_event: MakeEv
         assert graph.edge(old, event, EdgeKind.DERIVED_FROM) is None
     assert graph.edge(new, old, EdgeKind.RELATED_TO) is not None
     assert graph.node(new).attrs["split_from"] == old
+    # each text sums up its own members: the one that kept the id quotes no moved member
+    kept_text, new_text = graph.node(old).text.lower(), graph.node(new).text.lower()
+    assert "leak" in kept_text and "marathon" not in kept_text, kept_text
+    assert "marathon" in new_text and "leak" not in new_text, new_text
     for concept in (old, new):
         assert graph.node(concept).attrs[topics.MEMBERS_ATTR] == 4
         assert concept in memory.index(TOPIC) and concept in memory.index(NodeKind.CONCEPT)

@@ -252,3 +252,37 @@ async def test_entity_index_is_rebuilt_after_a_load(
     ]
     loaded.entities.clear()
     assert len(rebuild_entity_index(loaded)) == 2
+
+
+FLIGHTS = "Flights to Bangkok on 18 Dec went up again, shall we book the Bangkok flights today?"
+BOOKING = "Book the Bangkok flights today, the return flights on 3 Jan work with school."
+
+
+async def test_a_concept_of_one_chat_reads_what_was_said(
+    engine: FoldEngine, make_event: MakeEvent
+) -> None:
+    memory = engine.new_memory("alice")
+    said = [FLIGHTS, BOOKING]
+    await fold_all(
+        engine,
+        memory,
+        [
+            make_event("Jonas Weber", body, source="chat", participants=["Jonas Weber"])
+            for body in said
+        ],
+    )
+    (concept,) = concepts(memory)
+    assert concept.text.startswith("Recurring: Jonas Weber: Book the Bangkok flights today")
+    assert "Jonas Weber: Flights to Bangkok on 18 Dec went up again" in concept.text
+    assert "Jonas Weber;" not in concept.text
+
+
+async def test_a_title_several_members_share_is_written_once(
+    engine: FoldEngine, make_event: MakeEvent
+) -> None:
+    memory = engine.new_memory("alice")
+    subject = "Kiezbrief: Christmas market on Boxhagener Platz"
+    body = "The Christmas market on Boxhagener Platz opens on 27 November, with a flea market."
+    await fold_all(engine, memory, [make_event(subject, body, source="email") for _ in range(2)])
+    (concept,) = concepts(memory)
+    assert concept.text == f"Recurring: {subject} (×2)"

@@ -231,3 +231,28 @@ async def test_a_deleted_member_leaves_no_trace_in_its_concepts_centroid(
     assert float(rebuilt @ (expected / (expected @ expected) ** 0.5)) == pytest.approx(
         1.0, abs=1e-5
     )
+
+
+async def test_what_a_deleted_message_said_leaves_the_concepts_text(
+    embedder: HashingEmbedder,
+) -> None:
+    from schemas.events import RawEvent
+    from topologies.config import EngineConfig
+    from topologies.heuristic_planner import HeuristicPlanner
+
+    config = EngineConfig(assign_similarity=0.35, pair_similarity=0.3)
+    eng = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
+    memory = eng.new_memory("alice")
+    said = [
+        "Flights to Bangkok on 18 Dec went up again, shall we book the Bangkok flights today?",
+        "Book the Bangkok flights today, the return flights on 3 Jan work with school.",
+    ]
+    for hour, body in enumerate(said):
+        ts = datetime(2026, 11, 2, 9 + hour, tzinfo=UTC)
+        await eng.fold(memory, RawEvent(id=f"m{hour}", tenant="alice", source="chat", ts=ts,
+                                        title="Jonas Weber", body=body))  # fmt: skip
+    (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
+    assert "Flights to Bangkok on 18 Dec" in concept.text
+    delete_event(memory, "m0", embedder=embedder, now=PRIVACY_NOW)
+    (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
+    assert "Flights to Bangkok" not in concept.text and "[deleted]" in concept.text
