@@ -164,6 +164,10 @@ class ReadConfig(BaseModel):
     mention_weight: float = 0.2  # a name only mentioned in the text counts this much (vs 1)
     entity_hop_weight: float = 0.3  # events sharing a rare name with the query / first hits
     entity_hits: int = 5  # first hits whose names are followed
+    # a hit's name says nothing of the query: the events it reaches share the hit's strength,
+    # and add nothing where the expansion reached them from that hit (False: each takes the
+    # hit's whole strength; docs/read_path.md, third round)
+    hop_spread: bool = True
     # periods the query names ("last week", "in May 2023"), against the stream clock
     time_weight: float = 1.0  # RRF weight of the sub-query over the events of those periods
     time_boost: float = 1.0  # an EVENT / FACT in such a period: x (1 + boost)
@@ -177,6 +181,10 @@ class ReadConfig(BaseModel):
     expansion_weight: float = 0.5
     pagerank_weight: float = 0.8  # was 0.4; the second retrieval round (docs/read_path.md)
     pagerank_alpha: float = 0.85
+    # a node the graph lifted with weaker evidence of its own than what led to it (its
+    # expansion's seed, the hit whose name it shares, the seeds that surfaced it) ranks below
+    # that, with at most its expansion seed's PageRank (topologies/read/lift.py; False: no cap)
+    graph_cap: bool = True
     # temporal contiguity: implicit links between events adjacent in the stream
     contiguity: bool = True
     contiguity_gap_minutes: float = 30.0

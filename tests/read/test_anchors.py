@@ -88,7 +88,7 @@ def test_a_name_in_many_events_links_nothing_and_is_no_search_word(
     graph = b.memory.graph
     assert entity_hops(index, EntityCache(), graph, frozenset(), first, 3) == {}
     linked = entity_hops(index, EntityCache(), graph, frozenset(), first, 10)
-    assert {name for _, name in linked.values()} == {"nate"} and len(linked) == 4
+    assert {hop.name for hop in linked.values()} == {"nate"} and len(linked) == 4
 
 
 def test_events_involving_the_named_person_rank_first(embedder: HashingEmbedder) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from schemas.graph import Node, NodeKind
 from topologies.entities import EntityIndex
@@ -113,6 +114,14 @@ class EntityCache:
         return found
 
 
+class Hop(NamedTuple):
+    """How the second hop reached an event."""
+
+    strength: float  # 1 from the query's name; from a hit's, its share of the hit's strength
+    name: str  # the shared name
+    origin: str | None  # the hit whose name led here (None: the query's own name)
+
+
 def entity_hops(
     index: EntityIndex,
     cache: EntityCache,
@@ -120,32 +129,48 @@ def entity_hops(
     asked: frozenset[str],
     hits: Sequence[tuple[str, float]],
     max_postings: int,
-) -> dict[str, tuple[float, str]]:
-    """Events sharing a name with the query (strength 1) or with one of the first hits (the
-    hit's strength): event node id -> (strength, the name). A name found in more than
-    ``max_postings`` events (a speaker of every turn, the user's own name) links nothing."""
-    found: dict[str, tuple[float, str]] = {}
+    spread: bool = True,
+) -> dict[str, Hop]:
+    """Events sharing a name with the query (strength 1) or with one of the first hits: event
+    node id -> :class:`Hop`. A name found in more than ``max_postings`` events (a speaker of
+    every turn, the user's own name) links nothing.
 
-    def visit(name: str, strength: float, skip: str | None = None) -> None:
+    A hit's name tells nothing about the query, only about the hit: with ``spread`` the events
+    it reaches share the hit's strength (each ``strength / n`` for ``n`` events), so a person
+    with sixteen events does not weigh sixteen times the hit that names them. The event behind
+    a fact hit is that hit's own evidence, not a second hop."""
+    found: dict[str, Hop] = {}
+
+    def reached(name: str) -> list[str]:
         postings = (
             index.postings(f"name:{name}")
             or index.postings(f"person:{name}")
             or index.postings(f"ticket:{name}")
         )
         if not postings or len(postings) > max_postings:
-            return
-        for _, node_id in postings:
-            if node_id != skip and strength > found.get(node_id, (0.0, ""))[0]:
-                found[node_id] = (strength, name)
+            return []
+        return [node_id for _, node_id in postings]
+
+    def keep(node_id: str, hop: Hop) -> None:
+        if hop.strength > (found[node_id].strength if node_id in found else 0.0):
+            found[node_id] = hop
 
     for name in _specific_first(asked):
-        visit(name, 1.0)
-    for node_id, strength in hits:
-        node = graph.get(node_id)
+        for node_id in reached(name):
+            keep(node_id, Hop(1.0, name, None))
+    for hit_id, strength in hits:
+        node = graph.get(hit_id)
         if node is None:
             continue
+        own = {hit_id, event_node_id(node.tenant, node.source_event_id or "")}
+        links: dict[str, str] = {}  # event -> the hit's most specific name it shares
         for name in _specific_first(cache.of(graph, node) - asked):
-            visit(name, strength, skip=node_id)
+            for node_id in reached(name):
+                if node_id not in own:
+                    links.setdefault(node_id, name)
+        share = strength / len(links) if spread and links else strength
+        for node_id, name in links.items():
+            keep(node_id, Hop(share, name, hit_id))
     return found
 
 

@@ -5,9 +5,10 @@ Pipeline of a query (docs/read_path.md): retrieval (BM25 without the names found
 dense kNN, a sub-query over the periods the query names, pseudo-relevance feedback) ->
 reciprocal rank fusion -> the second hop (events sharing a rare name with the query or the
 first hits) -> graph expansion (BFS with per-hop decay + personalized PageRank over all those
-seeds, bounded) -> surfacing of concepts / intents whose evidence matched -> scoring, anchored
-on the query's names and periods -> filters (kinds, time) -> k items that each bring evidence
-the others do not (an event and its facts collapse, whole chains, MMR). No LLM at any step.
+seeds, bounded) -> surfacing of concepts / intents whose evidence matched -> scoring, what
+the graph lifted held below what led to it (lift.py), anchored on the query's names and
+periods -> filters (kinds, time) -> k items that each bring evidence the others do not (an
+event and its facts collapse, whole chains, MMR). No LLM at any step.
 """
 
 from __future__ import annotations
@@ -38,11 +39,12 @@ from topologies.embedding import Embedder
 from topologies.entities import ensure_entity_index
 from topologies.memory import ChangeSet, TenantMemory
 from topologies.read.chains import chain_for_hit
-from topologies.read.entities import Anchors, EntityCache, entity_hops, names_in
+from topologies.read.entities import Anchors, EntityCache, Hop, entity_hops, names_in
 from topologies.read.evidence import SURFACED_KINDS, citations, event_ids, supported
 from topologies.read.expansion import Expansion, expand
 from topologies.read.filters import kinds_filter, time_filter
 from topologies.read.lexical import INDEXED_KINDS, LexicalIndex
+from topologies.read.lift import Leaders, held, leaders
 from topologies.read.recall_model import RECALL_ATTR, RecallState, days_between, recall_probability
 from topologies.read.retrieve import (
     ANCHORED_KINDS,
@@ -86,13 +88,14 @@ class _Signals:
     found: Retrieval
     in_time: Callable[[Node], bool]  # the request's time filter
     base: dict[str, float] = field(default_factory=dict)  # direct hits, by fused rank
-    hopped: dict[str, tuple[float, str]] = field(default_factory=dict)  # (strength, name)
+    hopped: dict[str, Hop] = field(default_factory=dict)  # the second hop
     expansion: Expansion = field(default_factory=Expansion)
-    surfaced: dict[str, list[float]] = field(default_factory=dict)
+    surfaced: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # (seed, value)
     surface: dict[str, float] = field(default_factory=dict)
     anchors: dict[str, list[str]] = field(default_factory=dict)
     in_period: set[str] = field(default_factory=set)
     score: dict[str, float] = field(default_factory=dict)
+    pagerank: dict[str, float] = field(default_factory=dict)  # as counted (topologies.read.lift)
 
     def explain(self, node_id: str, collapsed: list[str]) -> Explanation:
         found, expansion = self.found, self.expansion
@@ -108,11 +111,11 @@ class _Signals:
             expansion=round(expansion.received.get(node_id, 0.0), 6),
             hops=0 if node_id in self.base else expansion.hops.get(node_id),
             via=expansion.via.get(node_id),
-            pagerank=round(expansion.pagerank.get(node_id, 0.0), 6),
+            pagerank=round(self.pagerank.get(node_id, 0.0), 6),
             surfaced_by=len(self.surfaced.get(node_id, ())),
             surface=round(self.surface.get(node_id, 0.0), 6),
             anchors=self.anchors.get(node_id, []),
-            shared_name=hop[1] if hop else None,
+            shared_name=hop.name if hop else None,
             in_period=node_id in self.in_period,
             collapsed=collapsed,
         )
@@ -266,14 +269,20 @@ class Reader:
             first = [(n, out.base[n]) for n in ordered[: cfg.entity_hits]]
             index = ensure_entity_index(memory)
             hopped = entity_hops(
-                index, state.entities, graph, asked, first, cfg.entity_max_postings
+                index,
+                state.entities,
+                graph,
+                asked,
+                first,
+                cfg.entity_max_postings,
+                cfg.hop_spread,
             )
             out.hopped = {n: v for n, v in hopped.items() if not filtered or time_ok(n)}
 
         # 3. expansion (BFS + PageRank over the hits and the hopped events) and surfacing
         seeds = {n: out.base[n] for n in ordered[: cfg.seeds]}
-        for node_id, (strength, _) in out.hopped.items():
-            seeds[node_id] = max(seeds.get(node_id, 0.0), cfg.entity_hop_weight * strength)
+        for node_id, hop in out.hopped.items():
+            seeds[node_id] = max(seeds.get(node_id, 0.0), cfg.entity_hop_weight * hop.strength)
         if request.expand and seeds:
             out.expansion = expand(
                 graph,
@@ -289,27 +298,36 @@ class Reader:
                 for target in supported(graph, seed):
                     target_node = graph.get(target)
                     if target_node is not None and target_node.kind in SURFACED_KINDS:
-                        out.surfaced.setdefault(target, []).append(value)
+                        out.surfaced.setdefault(target, []).append((seed, value))
 
         # 4. the score of every candidate (a concept cites its evidence by query score even
-        # when only concepts are asked for), anchored on the query's names and periods
+        # when only concepts are asked for), anchored on the query's names and periods; what
+        # the graph lifted is held to what led to it
+        evidence = seeds | out.base  # a node's own: retrieval, or its share of a second hop
+        led: Leaders = {}
+        out.pagerank = out.expansion.pagerank
+        if cfg.graph_cap:
+            led = _hold_pagerank(out, evidence)
         anchor = Anchors(asked, cfg.mention_weight)
         # the signals summed in a fixed order (base, expansion, PageRank, hop, surface), each
         # over the nodes it reached: a node a signal missed adds nothing
         score = dict(out.base)
         for signal, weight in (
             (out.expansion.received, cfg.expansion_weight),
-            (out.expansion.pagerank, cfg.pagerank_weight),
+            (out.pagerank, cfg.pagerank_weight),
         ):
             for node_id, value in signal.items():
                 score[node_id] = score.get(node_id, 0.0) + weight * value
-        for node_id, (strength, _) in out.hopped.items():
-            score[node_id] = score.get(node_id, 0.0) + cfg.entity_hop_weight * strength
+        for node_id, hop in out.hopped.items():
+            if cfg.hop_spread and _counted(out.expansion, node_id, hop):
+                continue
+            score[node_id] = score.get(node_id, 0.0) + cfg.entity_hop_weight * hop.strength
         for node_id, support in out.surfaced.items():
-            total = sum(support)
+            total = sum(value for _, value in support)
             surface = cfg.surface_weight * total / (1.0 + total)
             out.surface[node_id] = surface
             score[node_id] = score.get(node_id, 0.0) + surface
+        score = held(score, led, evidence)
         for node_id, value in score.items():
             data = raw.get(node_id)
             if data is None:
@@ -449,6 +467,21 @@ class Reader:
             items=items,
         )
         return response, changes
+
+
+def _counted(expansion: Expansion, node_id: str, hop: Hop) -> bool:
+    """Whether the expansion already counts a second hop: it reached the event from the hit
+    whose name led there. Both say the event is near that hit; it counts once."""
+    return hop.origin is not None and expansion.via.get(node_id) == hop.origin
+
+
+def _hold_pagerank(out: _Signals, evidence: dict[str, float]) -> Leaders:
+    """Sets the PageRank as counted: PageRank is the expansion's, so a node is held to the
+    PageRank of the seed its expansion came from (as computed: a seed's centrality is not
+    lowered by its own leader). Returns every node's leaders, for the score."""
+    origin = leaders(out.expansion, {}, {}, evidence)
+    out.pagerank = held(out.expansion.pagerank, origin, evidence, chained=False)
+    return leaders(out.expansion, out.hopped, out.surfaced, evidence)
 
 
 def _recall_p(memory: TenantMemory, node: Node, qvec: Vector, now: datetime, g0: float) -> float:
