@@ -181,10 +181,12 @@ class ReadConfig(BaseModel):
     expansion_weight: float = 0.5
     pagerank_weight: float = 0.8  # was 0.4; the second retrieval round (docs/read_path.md)
     pagerank_alpha: float = 0.85
-    # a node the graph lifted with weaker evidence of its own than what led to it (its
+    # True: a node the graph lifted with weaker evidence of its own than what led to it (its
     # expansion's seed, the hit whose name it shares, the seeds that surfaced it) ranks below
-    # that, with at most its expansion seed's PageRank (topologies/read/lift.py; False: no cap)
-    graph_cap: bool = True
+    # that, with at most its expansion seed's PageRank (topologies/read/lift.py). Off: on the
+    # sample it shows a fact in place of its event ("leak", "deck") and "when is the race"
+    # loses the registration to "Bought gels for the race" (docs/read_path.md, third round)
+    graph_cap: bool = False
     # temporal contiguity: implicit links between events adjacent in the stream
     contiguity: bool = True
     contiguity_gap_minutes: float = 30.0

@@ -23,8 +23,10 @@ def _kinds(values: list[str] | None) -> list[NodeKind] | None:
     return [NodeKind(v.upper()) for v in values] if values else None
 
 
-def _line(rank: int, hit: QueryHit) -> str:
-    text = hit.title + " - " + hit.text if hit.title and hit.text else hit.title or hit.text
+def hit_line(rank: int, hit: QueryHit) -> str:
+    # a fact's title is its statement: said once, not "statement - statement"
+    parts = [hit.title, hit.text] if hit.text != hit.title else [hit.title]
+    text = " - ".join(part for part in parts if part)
     text = " ".join(text.split())[:110]
     cites = ", ".join(hit.event_ids[:4]) + (" ..." if len(hit.event_ids) > 4 else "")
     why = hit.explanation
@@ -66,7 +68,7 @@ def query_command(
         if not response.items:
             typer.echo("no results")
         for rank, hit in enumerate(response.items, start=1):
-            typer.echo(_line(rank, hit))
+            typer.echo(hit_line(rank, hit))
 
     go()
 

@@ -12,8 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from schemas.events import RawEvent
+from schemas.graph import NodeKind
+from schemas.query import Explanation, QueryHit
 from stream_app.api.app import create_app
 from stream_app.cli.app import build_app
+from stream_app.cli.read import hit_line
 from stream_app.factory import build_hub
 from stream_app.settings import Settings
 
@@ -131,3 +134,20 @@ def test_cli_query_and_recall(folded: Path) -> None:
         env=env,
     )
     assert result.exit_code == 0 and "nothing recalled" in result.stdout
+
+
+def test_the_cli_says_a_facts_statement_once() -> None:
+    statement = "My legs are dead after yesterday's party"
+    fact = QueryHit(
+        node_id="f-1",
+        kind=NodeKind.FACT,
+        title=statement,
+        text=statement,
+        score=1.0,
+        explanation=Explanation(),
+        event_ids=["chat-0047"],
+    )
+    event = fact.model_copy(update={"kind": NodeKind.EVENT, "title": "Nadia Rahimi"})
+
+    assert f"{statement} - " not in hit_line(1, fact) and statement in hit_line(1, fact)
+    assert f"Nadia Rahimi - {statement}" in hit_line(2, event)

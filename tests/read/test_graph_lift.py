@@ -1,4 +1,6 @@
-"""What the graph lifts never outranks the evidence that led to it (topologies/read/lift.py).
+"""What the graph lifts from a hit does not outrank the evidence (topologies/read/entities.py
+``entity_hops``: a hit's name shares the hit's strength; topologies/read/lift.py, the cap
+``ReadConfig.graph_cap``, off by default).
 
 A friend's running chats are linked to each other; one of them mentions a party in passing.
 Another cluster is about a party. Asked "party", the reader answers with the messages that
@@ -39,6 +41,8 @@ RUNS = [  # (day, text): a friend's chats, one with the word in passing
     (13, "Easy 8k along the canal at 11? My legs are dead after yesterday's party"),
     (18, "Race in 9 days!! Short shakeout Tuesday and then nothing silly, promise?"),
     (22, "New shoes arrived, testing them on the long run Sunday"),
+    (24, "Recovery jog after the race, then brunch at the bakery?"),
+    (26, "Club run Thursday at the park, are you coming along?"),
 ]
 PARTY = [  # (day, title, text): the cluster about the word
     (0, "Leonie 40 (surprise!)", "Surprise party for Leonie on Sat 14 Nov at Café Lotte"),
@@ -123,6 +127,12 @@ def test_what_says_the_word_comes_before_what_the_graph_reached_from_it(folded: 
     reached = [i for i, hit in enumerate(hits) if not _direct(hit)]
     assert len(said) == 5
     assert not reached or max(said) < min(reached)
+
+
+def test_the_cap_keeps_what_says_the_word_first_too(folded: Path) -> None:
+    hits = _ask(folded, "party", ReadConfig(graph_cap=True))
+    said = [i for i, hit in enumerate(hits) if "party" in f"{hit.title} {hit.text}".lower()]
+    assert len(said) == 5
 
 
 def test_without_the_rules_the_friends_chats_push_the_party_out(folded: Path) -> None:
