@@ -1,12 +1,19 @@
-"""Hand-built memories for read-path tests (no planner involved)."""
+"""Hand-built memories for read-path tests (no planner involved), and data dirs folded by the
+runtime's hub from a few events (hashing embedder)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from schemas.events import RawEvent
 from schemas.graph import EDGE_PRIOR_WEIGHT, Edge, EdgeKind, Node, NodeKind
 from schemas.query import QueryRequest, QueryResponse
+from stream_app.factory import build_hub
+from stream_app.settings import Settings
 from topologies.config import EngineConfig
 from topologies.embedding import Embedder
 from topologies.memory import ChangeSet, TenantMemory, event_node_id
@@ -120,3 +127,24 @@ def set_participants(b: Builder, who: dict[str, list[str]]) -> None:
         node = b.memory.graph.node(eid(b, event_id))
         b.memory.graph.replace_node(node.model_copy(update={"participants": people}))
     b.changes.append(b.memory.commit())
+
+
+def hashing_settings(data_dir: Path) -> Settings:
+    """The runtime's settings over ``data_dir``, with the hashing embedder and no sweeps."""
+    return Settings(data_dir=data_dir, embedder="hashing", sweep_interval=0, log_level="warning")
+
+
+def fold_into(data_dir: Path, events: Sequence[RawEvent]) -> Path:
+    """Fold ``events`` in order into a store at ``data_dir`` as the runtime does; the store is
+    closed after, for a reader (or a CLI) to open."""
+    hub = build_hub(hashing_settings(data_dir), sinks=[])
+
+    async def go() -> None:
+        for event in events:
+            await hub.fold(event)
+
+    try:
+        asyncio.run(go())
+    finally:
+        hub.store.close()
+    return data_dir

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import orjson
 import pytest
+from read_helpers import fold_into, hashing_settings
 from typer.testing import CliRunner
 
 from schemas.events import RawEvent
@@ -18,7 +18,6 @@ from stream_app.api.app import create_app
 from stream_app.cli.app import build_app
 from stream_app.cli.read import hit_line
 from stream_app.factory import build_hub
-from stream_app.settings import Settings
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 TEXTS = [
@@ -28,37 +27,24 @@ TEXTS = [
 ]
 
 
-def _settings(data_dir: Path) -> Settings:
-    return Settings(data_dir=data_dir, embedder="hashing", sweep_interval=0, log_level="warning")
-
-
 @pytest.fixture
 def folded(tmp_path: Path) -> Path:
-    data_dir = tmp_path / "data"
-    hub = build_hub(_settings(data_dir), sinks=[])
-
-    async def go() -> None:
-        for i, (title, body) in enumerate(TEXTS):
-            await hub.fold(
-                RawEvent(
-                    id=f"note-{i}",
-                    tenant="alice",
-                    source="note",
-                    ts=T0 + timedelta(hours=i),
-                    title=title,
-                    body=body,
-                )
-            )
-
-    try:
-        asyncio.run(go())
-    finally:
-        hub.store.close()
-    return data_dir
+    events = [
+        RawEvent(
+            id=f"note-{i}",
+            tenant="alice",
+            source="note",
+            ts=T0 + timedelta(hours=i),
+            title=title,
+            body=body,
+        )
+        for i, (title, body) in enumerate(TEXTS)
+    ]
+    return fold_into(tmp_path / "data", events)
 
 
 async def test_api_query_and_recall(folded: Path) -> None:
-    settings = _settings(folded)
+    settings = hashing_settings(folded)
     hub = build_hub(settings, sinks=[])
     app = create_app(hub, settings)
     transport = httpx.ASGITransport(app=app)

@@ -9,18 +9,16 @@ say it, not with the friend's other chats that the graph reaches from the passin
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from read_helpers import Builder, set_participants
+from read_helpers import Builder, fold_into, hashing_settings, set_participants
 
 from schemas.events import RawEvent
 from schemas.graph import NodeKind
 from schemas.query import QueryHit, QueryRequest
 from stream_app.factory import build_hub
-from stream_app.settings import Settings
 from topologies.config import EngineConfig
 from topologies.embedding import HashingEmbedder
 from topologies.entities import ensure_entity_index
@@ -82,34 +80,13 @@ def _events() -> list[RawEvent]:
     return sorted(out, key=lambda e: e.ts)
 
 
-def _settings(data_dir: Path) -> Settings:
-    return Settings(data_dir=data_dir, embedder="hashing", sweep_interval=0, log_level="warning")
-
-
 @pytest.fixture(scope="module")
 def folded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    data_dir = tmp_path_factory.mktemp("lift") / "data"
-    settings = Settings(
-        data_dir=data_dir, embedder="hashing", sweep_interval=0, log_level="warning"
-    )
-    hub = build_hub(settings, sinks=[])
-
-    async def go() -> None:
-        for event in _events():
-            await hub.fold(event)
-
-    try:
-        asyncio.run(go())
-    finally:
-        hub.store.close()
-    return data_dir
+    return fold_into(tmp_path_factory.mktemp("lift") / "data", _events())
 
 
 def _ask(data_dir: Path, text: str, config: ReadConfig | None = None) -> list[QueryHit]:
-    settings = Settings(
-        data_dir=data_dir, embedder="hashing", sweep_interval=0, log_level="warning"
-    )
-    hub = build_hub(settings, sinks=[])
+    hub = build_hub(hashing_settings(data_dir), sinks=[])
     try:
         reader = Reader(hub.engine.embedder, EngineConfig(read=config or ReadConfig()))
         return reader.query(hub.view("alice"), QueryRequest(text=text, k=5)).items
