@@ -482,7 +482,9 @@ class FoldEngine:
         if len(events) == 1 and not pending:
             result = await self.fold(memory, events[0], on_stored, ahead)
             changes = result.fold_changes if on_stored is not None else result.changes
-            return BatchResult(memory.tenant, [result], stored=result.stored, changes=changes)
+            return BatchResult(
+                memory.tenant, [result], stored=result.stored, changes=changes, steps=result.steps
+            )
         batch = BatchResult(memory.tenant, [])
         if on_stored is not None and events:
             batch.stored = inbox_changes(memory.tenant, [*pending, *events])
@@ -729,7 +731,8 @@ class FoldEngine:
                 steps.add("plan", planned)
             if not prepared:  # after the plan: an LLM plan may carry the event's facts
                 prepared = True
-                await self.facts.prepare(memory, event)  # LLM fact steps, outside the tx
+                with steps.timing("facts"):
+                    await self.facts.prepare(memory, event)  # LLM fact steps, outside the tx
             try:
                 bounds = PlanBounds.for_request(request)
                 changes, scope = await self.offload(

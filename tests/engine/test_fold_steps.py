@@ -48,16 +48,14 @@ async def test_a_single_event_fold_times_its_embedding_and_ingest() -> None:
     assert set(result.steps.seconds) == {"embed", *STEPS_OF_A_FOLD}
 
 
-async def test_a_duplicate_spends_no_fold_step() -> None:
+async def test_a_batch_of_one_event_says_where_its_time_went() -> None:
     engine = heuristic_engine(HashingEmbedder(dim=64))
     memory = engine.new_memory("alice")
-    event = sample_events(1)[0]
-    await engine.fold(memory, event)
 
-    again = await engine.fold_batch(memory, [event, *sample_events(3)[1:]])
+    batch = await engine.fold_batch(memory, sample_events(1))
 
-    assert again.results[0].status == "duplicate"
-    assert not set(again.results[0].steps.seconds) & {"context", "plan", "emerge"}
+    assert set(batch.steps.seconds) == {"embed", *STEPS_OF_A_FOLD}
+    assert batch.steps.seconds == batch.results[0].steps.seconds
 
 
 def test_laps_time_consecutive_steps_end_to_end() -> None:
