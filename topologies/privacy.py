@@ -33,6 +33,7 @@ from schemas.errors import FoldmemError, InvalidEventError, NotFoundError
 from schemas.graph import EdgeKind, Node, NodeKind
 from topologies.embedding import Embedder
 from topologies.memory import POOL, TOPIC, ChangeSet, TenantMemory, event_node_id
+from topologies.naming.titles import event_name
 from topologies.summaries import member_line
 
 log = structlog.get_logger(__name__)
@@ -480,16 +481,21 @@ DELETED = "[deleted]"
 
 
 def quotes_of(memory: TenantMemory, node_ids: Iterable[str]) -> list[str]:
-    """What other nodes' texts quote of these EVENT nodes: their titles, and the lines a
-    concept's summary writes of them (a chat message's opening words, a clipped title);
-    longest first, so a line goes whole before the title inside it."""
-    found = set()
+    """What other nodes' texts quote of these EVENT nodes, longest first (a line goes whole
+    before the title inside it): the line a concept's summary writes of each
+    (``summaries.member_line``), the name an intent's description gives it
+    (``titles.event_name``), and its title, but a chat message's title: that is its chat's
+    name, which the chat's other messages share and which says nothing the message said."""
+    found: set[str] = set()
     for node_id in node_ids:
         node = memory.graph.get(node_id)
-        if node is not None and node.kind == NodeKind.EVENT:
-            for quote in (" ".join(node.title.split()), member_line(node)):
-                if len(quote) >= MIN_QUOTE:
-                    found.add(quote)
+        if node is None or node.kind != NodeKind.EVENT:
+            continue
+        title = " ".join(node.title.split())
+        quotes = {member_line(node), event_name(node), title}
+        if node.source == "chat":
+            quotes.discard(title)
+        found.update(quote for quote in quotes if len(quote) >= MIN_QUOTE)
     return sorted(found, key=len, reverse=True)
 
 

@@ -256,3 +256,5 @@ async def test_what_a_deleted_message_said_leaves_the_concepts_text(
     delete_event(memory, "m0", embedder=embedder, now=PRIVACY_NOW)
     (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
     assert "Flights to Bangkok" not in concept.text and "[deleted]" in concept.text
+    # the chat's name is no quote of the deleted message: the kept message's line keeps it
+    assert "Jonas Weber: Book the Bangkok flights today" in concept.text

@@ -955,7 +955,7 @@ def _noun_goal(tokens: Sequence[Any]) -> bool:
 
 
 # ----------------------------------------------------------------- description
-def _event_name(node: Node) -> str:
+def event_name(node: Node) -> str:
     """How a person recognises an event: its title, or the start of its text when the title
     is a channel or a sender."""
     title = " ".join(node.title.split())
@@ -995,7 +995,7 @@ def describe(
         + (f" ({about})." if about else ".")
     ]
     cited = [events[0], *events[1:][-(MAX_CITED - 1) :]] if len(events) > MAX_CITED else events
-    quoted = [f'"{_event_name(e)}" ({_short_date(_when(e))})' for e in cited]
+    quoted = [f'"{event_name(e)}" ({_short_date(_when(e))})' for e in cited]
     if len(events) == 1:
         sentences.append(f"It is {quoted[0]}.")
     else:
@@ -1008,7 +1008,7 @@ def describe(
     if deadline is not None:
         line = due_sentence(deadline)
         if deadline_source is not None:
-            line = line[:-1] + f', from "{_event_name(deadline_source)}".'
+            line = line[:-1] + f', from "{event_name(deadline_source)}".'
         text = f"{text}\n{line}"
     return text
 
