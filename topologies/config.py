@@ -183,9 +183,10 @@ class ReadConfig(BaseModel):
     pagerank_alpha: float = 0.85
     # True: a node the graph lifted with weaker evidence of its own than what led to it (its
     # expansion's seed, the hit whose name it shares, the seeds that surfaced it) ranks below
-    # that, with at most its expansion seed's PageRank (topologies/read/lift.py). Off: on the
-    # sample it shows a fact in place of its event ("leak", "deck") and "when is the race"
-    # loses the registration to "Bought gels for the race" (docs/read_path.md, third round)
+    # that, with at most its expansion seed's PageRank (topologies/read/lift.py). Off by
+    # default: on, the sample showed a fact in place of its event ("leak", "deck") and "when
+    # is the race" lost the registration to "Bought gels for the race" (docs/read_path.md,
+    # third round)
     graph_cap: bool = False
     # temporal contiguity: implicit links between events adjacent in the stream
     contiguity: bool = True

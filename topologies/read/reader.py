@@ -5,10 +5,11 @@ Pipeline of a query (docs/read_path.md): retrieval (BM25 without the names found
 dense kNN, a sub-query over the periods the query names, pseudo-relevance feedback) ->
 reciprocal rank fusion -> the second hop (events sharing a rare name with the query or the
 first hits) -> graph expansion (BFS with per-hop decay + personalized PageRank over all those
-seeds, bounded) -> surfacing of concepts / intents whose evidence matched -> scoring, what
-the graph lifted held below what led to it (lift.py), anchored on the query's names and
-periods -> filters (kinds, time) -> k items that each bring evidence the others do not (an
-event and its facts collapse, whole chains, MMR). No LLM at any step.
+seeds, bounded) -> surfacing of concepts / intents whose evidence matched -> scoring (with
+``ReadConfig.graph_cap``, off by default, what the graph lifted held below what led to it:
+lift.py), anchored on the query's names and periods -> filters (kinds, time) -> k items
+that each bring evidence the others do not (an event and its facts collapse, whole chains,
+MMR). No LLM at any step.
 """
 
 from __future__ import annotations
@@ -301,12 +302,13 @@ class Reader:
                         out.surfaced.setdefault(target, []).append((seed, value))
 
         # 4. the score of every candidate (a concept cites its evidence by query score even
-        # when only concepts are asked for), anchored on the query's names and periods; what
-        # the graph lifted is held to what led to it
-        evidence = seeds | out.base  # a node's own: retrieval, or its share of a second hop
+        # when only concepts are asked for), anchored on the query's names and periods; with
+        # ``graph_cap`` what the graph lifted is held to what led to it
+        evidence: dict[str, float] = {}
         led: Leaders = {}
         out.pagerank = out.expansion.pagerank
         if cfg.graph_cap:
+            evidence = seeds | out.base  # a node's own: retrieval, or a second hop's share
             led = _hold_pagerank(out, evidence)
         anchor = Anchors(asked, cfg.mention_weight)
         # the signals summed in a fixed order (base, expansion, PageRank, hop, surface), each
@@ -327,7 +329,8 @@ class Reader:
             surface = cfg.surface_weight * total / (1.0 + total)
             out.surface[node_id] = surface
             score[node_id] = score.get(node_id, 0.0) + surface
-        score = held(score, led, evidence)
+        if cfg.graph_cap:
+            score = held(score, led, evidence)
         for node_id, value in score.items():
             data = raw.get(node_id)
             if data is None:
