@@ -101,11 +101,15 @@ class FoldResult:
     changes: list[ChangeSet] = field(default_factory=list)  # the stored raw event first
     messages: list[IntentMessage] = field(default_factory=list)
     error: str | None = None
-    plan_seconds: float = 0.0
     fold_seconds: float = 0.0
     stored: ChangeSet | None = None  # the ingest commit (already handed to ``on_stored``)
     refusal: FoldmemError | None = None  # why ingest refused it (status "refused")
     steps: StepTimes = field(default_factory=StepTimes)  # where its time went (fold_steps.py)
+
+    @property
+    def plan_seconds(self) -> float:
+        """The planners' time (every attempt's)."""
+        return self.steps.seconds.get("plan", 0.0)
 
     @property
     def fold_changes(self) -> list[ChangeSet]:
@@ -605,16 +609,16 @@ class FoldEngine:
         """``fold`` for one event of a batch: an event ingest refuses (another tenant's, a
         forgotten id) comes back "refused", a fold that fails (a bug) "failed" with the event
         stored, not folded (as a crash would leave it); the batch goes on either way."""
-        started = time.perf_counter()
+        steps = StepTimes()
         try:
-            ingested = self.ingest(memory, event)
+            with steps.timing("ingest"):
+                ingested = self.ingest(memory, event)
         except FoldmemError as exc:
             node_id = event_node_id(memory.tenant, event.id)
             log.info("event_refused", tenant=memory.tenant, event_id=event.id, reason=str(exc))
             return FoldResult(
                 memory.tenant, event.id, node_id, "refused", error=str(exc), refusal=exc
             )
-        ingest_seconds = time.perf_counter() - started
         event = ingested.event or event
         if memory.event_state(event.id) == "folded":
             return FoldResult(memory.tenant, event.id, ingested.node_id, status="duplicate")
@@ -627,7 +631,7 @@ class FoldEngine:
         if ingested.changes is not None:
             result.changes.insert(0, ingested.changes)
             result.stored = ingested.changes
-        result.steps.add("ingest", ingest_seconds)
+        result.steps.merge(steps)
         return result
 
     @staticmethod
@@ -712,9 +716,9 @@ class FoldEngine:
             planners.append(self.fallback)
         prepared = False
         for attempt, planner in enumerate(planners):
-            plan_started = time.perf_counter()
             try:
-                plan = await self._plan(planner, request)
+                with steps.timing("plan"):
+                    plan = await self._plan(planner, request)
             except Exception as exc:  # a planner failure never loses the event
                 log.warning(
                     "planner_failed",
@@ -725,10 +729,6 @@ class FoldEngine:
                 )
                 result.error = str(exc)
                 continue
-            finally:
-                planned = time.perf_counter() - plan_started
-                result.plan_seconds += planned
-                steps.add("plan", planned)
             if not prepared:  # after the plan: an LLM plan may carry the event's facts
                 prepared = True
                 with steps.timing("facts"):
