@@ -423,8 +423,8 @@ class FoldEngine:
         """
         steps = StepTimes()
         try:
-            await self._adopt_ahead(memory)
-            with steps.timing("embed"):
+            with steps.timing("embed"):  # the vectors embedded ahead, waited for, then its own
+                await self._adopt_ahead(memory)
                 if self._unseen(memory, event):
                     self.prefetch(memory, [event])
             if ahead:  # read from memory: where a fold's steps run
@@ -497,8 +497,8 @@ class FoldEngine:
         size = self.config.embed_slice
         slices = [todo[start : start + size] for start in range(0, len(todo), size)]
         try:
-            await self._adopt_ahead(memory)
-            with batch.steps.timing("embed"):
+            with batch.steps.timing("embed"):  # the vectors embedded ahead, then its own
+                await self._adopt_ahead(memory)
                 if slices:
                     self.prefetch(memory, [event for _, event in slices[0]])
             batch_events = [event for _, event in todo]  # parsed where a fold's steps run
@@ -517,7 +517,8 @@ class FoldEngine:
                         await asyncio.sleep(0)  # a server's other tasks (its API) run between
                 finally:
                     if next_slice is not None:
-                        await next_slice
+                        with batch.steps.timing("embed"):  # what the slices did not hide
+                            await next_slice
         finally:
             self.embedder.forget()
         if batch.stored is not None or pending:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Sequence
 
 from tests.engine.test_fold_batch import heuristic_engine, sample_events
-from topologies.embedding import HashingEmbedder
+from topologies.config import EngineConfig
+from topologies.embedding import HashingEmbedder, Matrix
+from topologies.engine import FoldEngine
 from topologies.fold_steps import FOLD_STEPS, StepTimes
+from topologies.heuristic_planner import HeuristicPlanner
 
 STEPS_OF_A_FOLD = {"ingest", "context", "plan", "apply", "facts", "consolidate", "emerge"}
 
@@ -81,3 +86,34 @@ def test_a_step_that_raises_still_counts_its_time() -> None:
         pass
 
     assert times.seconds["plan"] >= 0.01
+
+
+class SlowAheadEmbedder(HashingEmbedder):
+    """Embeds the texts asked for outside the fold's thread (the next batch's) slowly, as a
+    model on a busy core does."""
+
+    def __init__(self, fold_thread: int, seconds: float) -> None:
+        super().__init__(dim=64)
+        self.fold_thread = fold_thread
+        self.seconds = seconds
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if threading.get_ident() != self.fold_thread:
+            time.sleep(self.seconds)
+        return super().embed(texts)
+
+
+async def test_waiting_for_the_vectors_embedded_ahead_counts_as_embedding() -> None:
+    embedder = SlowAheadEmbedder(threading.get_ident(), seconds=0.3)
+    config = EngineConfig(embed_ahead=True)
+    engine = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
+    memory = engine.new_memory("alice")
+    first, second = sample_events(2), sample_events(4)[2:]
+
+    await engine.fold_batch(memory, first, ahead=second)
+    started = time.perf_counter()
+    batch = await engine.fold_batch(memory, second)
+    wall = time.perf_counter() - started
+
+    assert batch.steps.seconds["embed"] >= 0.1  # the next batch waited for its vectors
+    assert batch.steps.total <= wall
