@@ -34,7 +34,7 @@ from schemas.graph import EdgeKind, Node, NodeKind
 from topologies.embedding import Embedder
 from topologies.memory import POOL, TOPIC, ChangeSet, TenantMemory, event_node_id
 from topologies.naming.titles import event_name
-from topologies.summaries import member_line
+from topologies.summaries import legacy_line, member_line
 
 log = structlog.get_logger(__name__)
 
@@ -483,18 +483,19 @@ DELETED = "[deleted]"
 def quotes_of(memory: TenantMemory, node_ids: Iterable[str]) -> list[str]:
     """What other nodes' texts quote of these EVENT nodes, longest first (a line goes whole
     before the title inside it): the line a concept's summary writes of each
-    (``summaries.member_line``), the name an intent's description gives it
-    (``titles.event_name``), and its title, but a chat message's title: that is its chat's
-    name, which the chat's other messages share and which says nothing the message said."""
+    (``summaries.member_line``; ``legacy_line`` in texts written before it), the name an
+    intent's description gives it (``titles.event_name``), and its title, but a chat
+    message's title: that is its chat's name, which the chat's other messages share and which
+    says nothing the message said."""
     found: set[str] = set()
     for node_id in node_ids:
         node = memory.graph.get(node_id)
         if node is None or node.kind != NodeKind.EVENT:
             continue
         title = " ".join(node.title.split())
-        quotes = {member_line(node), event_name(node), title}
-        if node.source == "chat":
-            quotes.discard(title)
+        quotes = {member_line(node), event_name(node), title, legacy_line(node)}
+        if node.source == "chat" and title:  # the chat's name, whole or cut
+            quotes -= {title, legacy_line(node)}
         found.update(quote for quote in quotes if len(quote) >= MIN_QUOTE)
     return sorted(found, key=len, reverse=True)
 

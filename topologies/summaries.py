@@ -73,6 +73,14 @@ def member_line(node: Node) -> str:
     return f"{chat}: {clip(said, max(LINE_SIZE - len(chat) - 2, CHAT_SIZE))}"
 
 
+def legacy_line(node: Node) -> str:
+    """The line a concept's text wrote of the event before member lines (stores folded before
+    2026-12-05): its title, or its text without one, cut at 59 characters with an ellipsis
+    whatever the words. A deletion looks for it too."""
+    flat = (node.title or node.text).replace("\n", " ").strip()
+    return flat if len(flat) <= 60 else flat[:59] + ELLIPSIS
+
+
 def concept_text(members: Iterable[Node]) -> str:
     """A concept's text from its member events, the newest first: each distinct line once,
     with the number of members that write it when more than one, at most ``SUMMARY_LINES``."""

@@ -258,3 +258,31 @@ async def test_what_a_deleted_message_said_leaves_the_concepts_text(
     assert "Flights to Bangkok" not in concept.text and "[deleted]" in concept.text
     # the chat's name is no quote of the deleted message: the kept message's line keeps it
     assert "Jonas Weber: Book the Bangkok flights today" in concept.text
+
+
+async def test_a_concept_text_written_before_member_lines_loses_a_deleted_mails_cut_title(
+    embedder: HashingEmbedder,
+) -> None:
+    from schemas.events import RawEvent
+    from topologies.config import EngineConfig
+    from topologies.heuristic_planner import HeuristicPlanner
+
+    config = EngineConfig(assign_similarity=0.35, pair_similarity=0.3)
+    eng = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
+    memory = eng.new_memory("alice")
+    subject = "Re: Water damage bathroom ceiling, Grünberger Str. 41, apartment 3.2 (photos)"
+    for hour, title in enumerate([subject, "Water damage bathroom"]):
+        ts = datetime(2026, 11, 2, 9 + hour, tzinfo=UTC)
+        body = "The ceiling stain in the bathroom grows."
+        event = RawEvent(
+            id=f"m{hour}", tenant="alice", source="email", ts=ts, title=title, body=body
+        )
+        await eng.fold(memory, event)
+    (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
+    cut = subject[:59] + "…"  # as a store folded before member lines wrote it
+    memory.graph.replace_node(concept.model_copy(update={"text": f"Recurring: {cut}"}))
+
+    delete_event(memory, "m0", embedder=embedder, now=PRIVACY_NOW)
+
+    (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
+    assert subject[:30] not in concept.text and "[deleted]" in concept.text
