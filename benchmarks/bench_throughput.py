@@ -248,7 +248,7 @@ def budget(rows: Sequence[Row]) -> list[str]:
         cells = [cell(largest[n], sum(largest[n].steps.get(s, 0.0) for s in group)) for n in names]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     untimed = [cell(largest[n], largest[n].fold_s - sum(largest[n].steps.values())) for n in names]
-    lines.append("| untimed (batching, waits, the event loop) | " + " | ".join(untimed) + " |")
+    lines.append("| untimed (batching, the event loop) | " + " | ".join(untimed) + " |")
     return lines
 
 
