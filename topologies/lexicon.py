@@ -164,6 +164,10 @@ PLACE_WORDS = wordset(
     "office centre center desk agency department bureau branch shop store clinic station "
     "hall counter company team group street road avenue"
 )
+# nouns of an account of how a thing goes over time: its timeline, schedule or status. A
+# note titled "Ceiling timeline" is one account of the ceiling, which the folder's other
+# members speak of without it: the thing, not its account, is what they hold
+ACCOUNT_NOUNS = wordset("timeline timetable schedule status")
 # nouns that only say how much ("get a bit of rest", "do a lot"): no thing to act on
 QUANTITY_NOUNS = wordset("bit bits lot lots ton tons bunch couple plenty handful")
 # nouns of a light-verb idiom, which stand for the verb's own event and name nothing of their

@@ -204,6 +204,27 @@ async def test_a_person_or_a_place_alone_is_no_goal(
     assert title not in ("Mika", "Leipzig")
 
 
+# ------------------------------------------------------------------ what a folder is of
+def test_an_account_of_a_thing_yields_to_the_thing_two_members_speak_of(
+    embedder: HashingEmbedder, namer: Namer, make_event: MakeEvent
+) -> None:
+    events = [
+        make_event(
+            "Jonas Weber",
+            "Plumber is here. The leak is the shower drain upstairs, the water runs along the "
+            "pipe into our ceiling. They have to open the ceiling and dry it.",
+            source="chat",
+        ),
+        make_event(
+            "Ceiling timeline",
+            "Drying from 16 Nov to about 30 Nov, painter in the week of 7 Dec. Write the rent "
+            "reduction letter this weekend.",
+        ),
+    ]
+    label = namer.label_concept(stored(embedder, events), ids(events))
+    assert label == "Ceiling"  # the thing both speak of, not one note's timeline of it
+
+
 # -------------------------------------------------------------- one naming path
 def test_groups_of_texts_are_named_as_concepts_and_intents_are(namer: Namer) -> None:
     facts = [

@@ -9,8 +9,9 @@ is to a sibling concept's label (maximal marginal relevance: two folders must no
 same name). When the members name several kinds of one thing ("duplicate tickets", "GST
 ticket", "older ticket") and no one kind is said by half of them, the folder is named for the
 kind, in the plural the members write ("Tickets"); a thing takes the kind word its members
-write after it ("Austria visa application"). :func:`label_problem` says why a proposed
-label (the LLM's, or anything else) is not a folder name.
+write after it ("Austria visa application"); a note's account of a thing yields to the
+thing the other members speak of ("Ceiling", not "Ceiling timeline"). :func:`label_problem`
+says why a proposed label (the LLM's, or anything else) is not a folder name.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from topologies.lexicon import CALENDAR_WORDS, PLACE_WORDS, STOPWORDS
+from topologies.lexicon import (
+    ACCOUNT_NOUNS,
+    CALENDAR_WORDS,
+    PLACE_WORDS,
+    STOPWORDS,
+)
 from topologies.naming.activities import (
     MAX_ACTIVITIES,
     ActivityLabel,
@@ -59,6 +65,7 @@ LONG_PENALTY = 0.1  # ... adds a detail of one instance: "Weekly sleep report", 
 NAMED_SHARE = 0.5  # a name of a thing this share of the members write ...
 NAMED_TITLES = 2  # ... and this many of their titles names their folder
 PART_MEMBERS = 3  # members that must speak of a thing for one member's part of it to yield
+ACCOUNT_MEMBERS = 2  # ... when the part is an account of the thing (its timeline, status)
 KINDS = 2  # kinds of one thing (two-word phrases with its head) that make it a category
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
@@ -465,7 +472,8 @@ def _part_of_a_thing(
     that does not name the part ("Passport application"), never the part nor the part's
     kinds ("Photos", "Biometric photo"). Two members speaking of the thing cannot tell a
     part of it from what happened to it: a folder of "Feed timing confirmation" and
-    "Day-ahead feed delays" stays "Feed delays", not "Feed"."""
+    "Day-ahead feed delays" stays "Feed delays", not "Feed"; an account of the thing is no
+    happening of it (``_part_members``)."""
     top_score, top = scored[0]
     key = key_of.get(top, "")
     if key not in stats.heads:
@@ -487,7 +495,7 @@ def _part_of_a_thing(
     things = [
         w
         for w in things
-        if stats.word_df[w] > stats.word_df[part] and stats.word_df[w] >= PART_MEMBERS
+        if stats.word_df[w] > stats.word_df[part] and stats.word_df[w] >= _part_members(part)
     ]
     if not things:
         return scored
@@ -495,6 +503,14 @@ def _part_of_a_thing(
     if thing is None:
         return scored
     return [(top_score, thing), *[(s, label) for s, label in scored if label != thing]]
+
+
+def _part_members(part: str) -> int:
+    """Members that must speak of a thing for its part to yield: two when the part is an
+    account of the thing (``lexicon.ACCOUNT_NOUNS``: "Ceiling timeline", a note, beside a
+    chat on the leak into the ceiling), which no one takes for what happened to it, as one
+    may take "delays" of a feed; else ``PART_MEMBERS``."""
+    return ACCOUNT_MEMBERS if part in ACCOUNT_NOUNS else PART_MEMBERS
 
 
 def _mostly_without(phrase: str, part: str, stats: _Stats) -> bool:
