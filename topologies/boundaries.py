@@ -63,6 +63,29 @@ def member_texts(memory: TenantMemory, concept_id: str, limit: int = LABEL_TEXTS
     ]
 
 
+def relabelled(memory: TenantMemory, namer: Namer, concept_id: str) -> Node | None:
+    """The concept named from its members' words, its text summing them up and its keywords
+    theirs (its members changed: a split, a merge, a deletion), not yet stored; None when it
+    has no member left."""
+    texts = member_texts(memory, concept_id)
+    if not texts:
+        return None
+    graph = memory.graph
+    node = graph.node(concept_id)
+    members = topics.member_events(memory, concept_id)
+    combined = "\n".join(texts)
+    return node.model_copy(
+        update={
+            "title": namer.label_concept(memory, members, concept_id),
+            "text": concept_text(graph.node(e) for e in members),
+            "attrs": {
+                **node.attrs,
+                "keywords": keywords(combined, KEYWORDS, exclude=[memory.tenant]),
+            },
+        }
+    )
+
+
 class Boundaries:
     """Splits concepts whose members diverge; relabels concepts whose members changed."""
 
@@ -77,21 +100,10 @@ class Boundaries:
         """Name the concept from its members' words and sum them up in its text (a split or a
         merge changed them: the text must not quote members it lost); its label vector
         follows both."""
-        texts = member_texts(memory, concept_id)
-        if not texts:
+        node = relabelled(memory, self.namer, concept_id)
+        if node is None:
             return
-        graph = memory.graph
-        node = graph.node(concept_id)
-        members = topics.member_events(memory, concept_id)
-        title = self.namer.label_concept(memory, members, concept_id)
-        text = concept_text(graph.node(e) for e in members)
-        combined = "\n".join(texts)
-        attrs = {**node.attrs, "keywords": keywords(combined, KEYWORDS, exclude=[memory.tenant])}
-        updated = graph.replace_node(
-            node.model_copy(
-                update={"title": title, "text": text, "attrs": attrs, "updated_at": scope.now}
-            )
-        )
+        updated = memory.graph.replace_node(node.model_copy(update={"updated_at": scope.now}))
         memory.index(NodeKind.CONCEPT).upsert(
             concept_id, self.embedder.embed([updated.embed_text])[0]
         )
