@@ -35,6 +35,7 @@ from topologies.embedding import Embedder
 from topologies.memory import POOL, TOPIC, ChangeSet, TenantMemory, event_node_id
 from topologies.naming.titles import event_name
 from topologies.summaries import legacy_line, member_line
+from topologies.topics import MEMBER_EDGES
 
 log = structlog.get_logger(__name__)
 
@@ -387,6 +388,7 @@ def _delete_nodes(
     graph = memory.graph
     doomed = {graph.resolve(i) for i in doomed if graph.get(i) is not None}
     affected = {n for d in doomed for n in graph.neighbors(d)} - doomed
+    lost_members = _concepts_of(memory, doomed) - doomed
     if relink:
         report.relinked += unlink_for_removal(memory, doomed, when)
     for node_id in sorted(doomed):
@@ -407,7 +409,45 @@ def _delete_nodes(
         if keeper in doomed or absorbed in doomed:
             graph.remove_alias(absorbed)
     if relink:
+        _rename(memory, lost_members, when, embedder)
         _redescribe(memory, affected, report, when, embedder)
+
+
+def _concepts_of(memory: TenantMemory, node_ids: Iterable[str]) -> set[str]:
+    """The concepts these nodes are member events of (``topics.MEMBER_EDGES``)."""
+    graph = memory.graph
+    return {
+        edge.dst
+        for node_id in node_ids
+        if graph.node(node_id).kind == NodeKind.EVENT
+        for kind in MEMBER_EDGES
+        for edge in graph.out_edges(node_id, kind)
+    }
+
+
+def _rename(
+    memory: TenantMemory, concepts: set[str], when: datetime, embedder: Embedder | None
+) -> None:
+    """Concepts of the fold that lost member events are named and summed up again from the
+    members left, as a split renames them (``boundaries.relabelled``): their name and text
+    said what the deleted events said ("Hausverwaltung number", from a deleted message "Send
+    me the Hausverwaltung number"). The nightly's concepts are re-worded by ``_redescribe``."""
+    from topologies.boundaries import relabelled  # no import cycle at load time
+    from topologies.naming import Namer
+
+    if embedder is None:  # names are ranked by vectors: the quotes are scrubbed instead
+        return
+    namer = Namer(embedder)
+    graph = memory.graph
+    for node_id in sorted(concepts):
+        node = graph.get(node_id)
+        if node is None or node.core or str(node.attrs.get("origin", "")).startswith("nightly"):
+            continue
+        renamed = relabelled(memory, namer, node_id)
+        if renamed is None:
+            continue
+        graph.replace_node(renamed.model_copy(update={"updated_at": when}))
+        _reembed(memory, node_id, embedder)
 
 
 def _redescribe(

@@ -255,9 +255,64 @@ async def test_what_a_deleted_message_said_leaves_the_concepts_text(
     assert "Flights to Bangkok on 18 Dec" in concept.text
     delete_event(memory, "m0", embedder=embedder, now=PRIVACY_NOW)
     (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
-    assert "Flights to Bangkok" not in concept.text and "[deleted]" in concept.text
-    # the chat's name is no quote of the deleted message: the kept message's line keeps it
-    assert "Jonas Weber: Book the Bangkok flights today" in concept.text
+    # summed up again from the message left, which keeps its line, chat's name and all
+    assert "Flights to Bangkok" not in concept.text and "[deleted]" not in concept.text
+    assert concept.text.startswith("Recurring: Jonas Weber: Book the Bangkok flights today")
+
+
+async def test_a_concept_named_for_what_a_deleted_message_said_is_renamed_from_the_rest(
+    embedder: HashingEmbedder,
+) -> None:
+    from datetime import timedelta
+
+    from schemas.events import RawEvent
+    from schemas.plans import AddEdge, AddNode, UpdatePlan
+    from topologies.scope import FoldScope
+
+    eng = engine(embedder)
+    memory = eng.new_memory("alice")
+    t0 = datetime(2026, 11, 7, 16, 0, tzinfo=UTC)
+    said = [
+        "Done! Express passport for the trip, ready from 24 Nov.",
+        "The express passport costs more, but the passport is ready in time for the trip.",
+        "Sure, I'll work from home on Wednesday. Send me the Hausverwaltung number.",
+    ]
+    events = [
+        RawEvent(
+            id=f"c{i}",
+            tenant="alice",
+            source="chat",
+            ts=t0 + timedelta(hours=i),
+            title="Jonas Weber",
+            body=body,
+        )
+        for i, body in enumerate(said)
+    ]
+    for event in events:
+        eng.ingest(memory, event)
+    ids = [event_node_id("alice", e.id) for e in events]
+    scope = FoldScope("alice", "c2", ids[2], events[2].ts)
+    memory.begin()
+    plan = UpdatePlan(
+        ops=[
+            AddNode(ref="c", kind=NodeKind.CONCEPT, title="Hausverwaltung number",
+                    text="Recurring: Jonas Weber: Sure, I'll work from home on Wednesday. Send…"),
+            *(AddEdge(src=i, dst="c", kind=EdgeKind.GROUNDS) for i in ids),
+        ]
+    )  # fmt: skip
+    eng.executor.apply(memory, plan, scope)
+    memory.commit()
+    concept = scope.ref_ids["c"]
+
+    delete_event(memory, "c2", embedder=embedder, now=PRIVACY_NOW)
+
+    renamed = memory.graph.node(concept)
+    assert "hausverwaltung" not in f"{renamed.title} {renamed.text}".lower()
+    assert "passport" in renamed.title.lower()  # what the messages left speak of
+    assert renamed.text.count("Jonas Weber:") == 2
+    vector = memory.index(NodeKind.CONCEPT).get(concept)  # re-made from the new words
+    assert vector is not None
+    assert float(vector @ embedder.embed([renamed.vector_text])[0]) == pytest.approx(1.0)
 
 
 async def test_a_concept_text_written_before_member_lines_loses_a_deleted_mails_cut_title(
@@ -282,7 +337,9 @@ async def test_a_concept_text_written_before_member_lines_loses_a_deleted_mails_
     cut = subject[:59] + "…"  # as a store folded before member lines wrote it
     memory.graph.replace_node(concept.model_copy(update={"text": f"Recurring: {cut}"}))
 
-    delete_event(memory, "m0", embedder=embedder, now=PRIVACY_NOW)
+    # without an embedder the concept cannot be named again (names are ranked by vectors):
+    # what it quotes of the deleted mail is scrubbed
+    delete_event(memory, "m0", embedder=None, now=PRIVACY_NOW)
 
     (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
     assert subject[:30] not in concept.text and "[deleted]" in concept.text
