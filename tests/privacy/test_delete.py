@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import orjson
 import pytest
@@ -184,16 +185,38 @@ async def test_delete_takes_every_revision_of_an_edited_event(embedder: HashingE
         await eng.fold(memory, edited)
 
 
+def concept_over(
+    eng: FoldEngine, memory: TenantMemory, events: list[Any], title: str, text: str = ""
+) -> tuple[str, list[str]]:
+    """The events ingested and one concept grounded in all of them, as a planner's plan
+    makes it (without a fold's other steps); its id and its members' node ids."""
+    from schemas.plans import AddEdge, AddNode, UpdatePlan
+    from topologies.scope import FoldScope
+
+    for event in events:
+        eng.ingest(memory, event)
+    ids = [event_node_id(memory.tenant, e.id) for e in events]
+    scope = FoldScope(memory.tenant, events[-1].id, ids[-1], events[-1].ts)
+    plan = UpdatePlan(
+        ops=[
+            AddNode(ref="c", kind=NodeKind.CONCEPT, title=title, text=text),
+            *(AddEdge(src=i, dst="c", kind=EdgeKind.GROUNDS) for i in ids),
+        ]
+    )
+    memory.begin()
+    eng.executor.apply(memory, plan, scope)
+    memory.commit()
+    return scope.ref_ids["c"], ids
+
+
 async def test_a_deleted_member_leaves_no_trace_in_its_concepts_centroid(
     embedder: HashingEmbedder,
 ) -> None:
     from datetime import UTC, datetime, timedelta
 
     from schemas.events import RawEvent
-    from schemas.plans import AddEdge, AddNode, UpdatePlan
     from topologies import topics
     from topologies.memory import TOPIC
-    from topologies.scope import FoldScope
 
     eng = engine(embedder)
     memory = eng.new_memory("alice")
@@ -203,23 +226,7 @@ async def test_a_deleted_member_leaves_no_trace_in_its_concepts_centroid(
         RawEvent(id=f"e{i}", tenant="alice", source="note", ts=t0 + timedelta(hours=i), title=t)
         for i, t in enumerate(texts)
     ]
-    for event in events:
-        eng.ingest(memory, event)
-    ids = [event_node_id("alice", e.id) for e in events]
-    scope = FoldScope("alice", "e2", ids[2], events[2].ts)
-    memory.begin()
-    eng.executor.apply(
-        memory,
-        UpdatePlan(
-            ops=[
-                AddNode(ref="c", kind=NodeKind.CONCEPT, title="Ceiling leak"),
-                *(AddEdge(src=i, dst="c", kind=EdgeKind.GROUNDS) for i in ids),
-            ]
-        ),
-        scope,
-    )
-    memory.commit()
-    concept = scope.ref_ids["c"]
+    concept, ids = concept_over(eng, memory, events, "Ceiling leak")
     assert concept in memory.index(TOPIC)
     report = delete_event(memory, "e1", embedder=embedder, now=PRIVACY_NOW)
     assert concept not in memory.index(TOPIC)  # dropped, rebuilt from the members left
@@ -266,8 +273,6 @@ async def test_a_concept_named_for_what_a_deleted_message_said_is_renamed_from_t
     from datetime import timedelta
 
     from schemas.events import RawEvent
-    from schemas.plans import AddEdge, AddNode, UpdatePlan
-    from topologies.scope import FoldScope
 
     eng = engine(embedder)
     memory = eng.new_memory("alice")
@@ -288,21 +293,13 @@ async def test_a_concept_named_for_what_a_deleted_message_said_is_renamed_from_t
         )
         for i, body in enumerate(said)
     ]
-    for event in events:
-        eng.ingest(memory, event)
-    ids = [event_node_id("alice", e.id) for e in events]
-    scope = FoldScope("alice", "c2", ids[2], events[2].ts)
-    memory.begin()
-    plan = UpdatePlan(
-        ops=[
-            AddNode(ref="c", kind=NodeKind.CONCEPT, title="Hausverwaltung number",
-                    text="Recurring: Jonas Weber: Sure, I'll work from home on Wednesday. Send…"),
-            *(AddEdge(src=i, dst="c", kind=EdgeKind.GROUNDS) for i in ids),
-        ]
-    )  # fmt: skip
-    eng.executor.apply(memory, plan, scope)
-    memory.commit()
-    concept = scope.ref_ids["c"]
+    concept, _ = concept_over(
+        eng,
+        memory,
+        events,
+        "Hausverwaltung number",
+        "Recurring: Jonas Weber: Sure, I'll work from home on Wednesday. Send…",
+    )
 
     delete_event(memory, "c2", embedder=embedder, now=PRIVACY_NOW)
 
