@@ -225,48 +225,6 @@ def test_an_account_of_a_thing_yields_to_the_thing_two_members_speak_of(
     assert label == "Ceiling"  # the thing both speak of, not one note's timeline of it
 
 
-def test_a_folder_of_appointments_is_named_for_what_they_are_for(
-    embedder: HashingEmbedder, namer: Namer, make_event: MakeEvent
-) -> None:
-    events = [
-        make_event(
-            "Dentist: tooth 36",
-            "The filling in tooth 36 is cracked. Dr. Yilmaz recommends a crown; once the "
-            "insurer approves she needs two appointments about 10 days apart.",
-        ),
-        make_event(
-            "Treatment plan submitted to your health insurer",
-            "We submitted the treatment and cost plan for the crown on tooth 36. The crown "
-            "needs two appointments about 10 days apart.",
-            source="email",
-        ),
-        make_event(
-            "Approval received - please confirm your appointments",
-            "Your insurer has approved your treatment plan for the crown on tooth 36. We can "
-            "offer: preparation on Thu 26 Nov and fitting on Mon 7 Dec.",
-            source="email",
-        ),
-        make_event(
-            "Re: Approval received - please confirm your appointments",
-            "I confirm both appointments. We fly on 18 Dec, so the crown must be in by then.",
-            source="email",
-        ),
-    ]
-    label = namer.label_concept(stored(embedder, events), ids(events))
-    assert label == "Crown"  # every member speaks of it; the appointments are its slots
-
-
-def test_an_arrangement_stays_when_no_thing_is_written_as_widely(
-    embedder: HashingEmbedder, namer: Namer, make_event: MakeEvent
-) -> None:
-    events = [
-        make_event("Appointment confirmation", "Your appointment: Tue 10:20, counter 4."),
-        make_event("Appointment moved", "Your appointment is now on Thu 9:00, same desk."),
-    ]
-    label = namer.label_concept(stored(embedder, events), ids(events))
-    assert label.lower().startswith("appointment")
-
-
 # -------------------------------------------------------------- one naming path
 def test_groups_of_texts_are_named_as_concepts_and_intents_are(namer: Namer) -> None:
     facts = [

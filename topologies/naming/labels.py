@@ -10,8 +10,7 @@ same name). When the members name several kinds of one thing ("duplicate tickets
 ticket", "older ticket") and no one kind is said by half of them, the folder is named for the
 kind, in the plural the members write ("Tickets"); a thing takes the kind word its members
 write after it ("Austria visa application"); a note's account of a thing yields to the
-thing the other members speak of ("Ceiling", not "Ceiling timeline"), and an arrangement
-("Appointments") to what it is for ("Crown"). :func:`label_problem`
+thing the other members speak of ("Ceiling", not "Ceiling timeline"). :func:`label_problem`
 says why a proposed label (the LLM's, or anything else) is not a folder name.
 """
 
@@ -28,7 +27,6 @@ import numpy.typing as npt
 from topologies.lexicon import (
     ACCOUNT_NOUNS,
     CALENDAR_WORDS,
-    INTENTION_NOUNS,
     PLACE_WORDS,
     STOPWORDS,
 )
@@ -72,9 +70,6 @@ KINDS = 2  # kinds of one thing (two-word phrases with its head) that make it a 
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 60
 UNTITLED = "Untitled"
-# nouns of an intention, a duty or a request (``lexicon.INTENTION_NOUNS``: "an appointment to
-# renew the passport") and of the time booked for one ("a slot", "a session")
-ARRANGEMENT_NOUNS = INTENTION_NOUNS | frozenset({"slot", "session"})
 
 
 @dataclass(frozen=True)
@@ -239,7 +234,6 @@ def rank_labels(
     key_of = {c.label: c.key for c in pool.candidates}
     scored = _maximal(scored, stats, key_of)
     scored = _part_of_a_thing(scored, key_of, stats)
-    scored = _arranged_for(scored, key_of, stats)
     scored = _with_modifier(scored, key_of, stats, pool.eligible, pool.forms)
     scored = _with_kind(scored, key_of, analyses, siblings, used)
     scored = _kind_of_things(scored, key_of, stats)
@@ -517,34 +511,6 @@ def _part_members(part: str) -> int:
     chat on the leak into the ceiling), which no one takes for what happened to it, as one
     may take "delays" of a feed; else ``PART_MEMBERS``."""
     return ACCOUNT_MEMBERS if part in ACCOUNT_NOUNS else PART_MEMBERS
-
-
-def _arranged_for(
-    scored: list[tuple[float, str]], key_of: dict[str, str], stats: _Stats
-) -> list[tuple[float, str]]:
-    """A lone noun of an arrangement at the top ("Appointments", "Meeting", "Slot":
-    ``ARRANGEMENT_NOUNS``, a time or a duty booked for something) says how a matter is
-    dealt with, not what it is: the folder takes the best-ranked phrase, other than such a
-    noun alone, that at least as many members write: the thing the arrangement is for
-    ("Crown", when the members that write of two appointments all speak of the crown they
-    are for), or the arrangement with it ("Visa appointment")."""
-    top_score, top = scored[0]
-    word = key_of.get(top, "")
-    if not word or " " in word or word not in ARRANGEMENT_NOUNS:
-        return scored
-    thing = next(
-        (
-            label
-            for _, label in scored[1:]
-            if key_of.get(label, "") in stats.heads
-            and stats.df[key_of[label]] >= stats.df[word]
-            and key_of[label] not in ARRANGEMENT_NOUNS
-        ),
-        None,
-    )
-    if thing is None:
-        return scored
-    return [(top_score, thing), *[(s, label) for s, label in scored if label != thing]]
 
 
 def _mostly_without(phrase: str, part: str, stats: _Stats) -> bool:
