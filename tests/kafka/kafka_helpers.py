@@ -171,12 +171,13 @@ class Worker:
 
 def wait_for(predicate: Any, timeout: float, what: str, workers: list[Worker] = ()) -> None:  # type: ignore[assignment]
     deadline = time.monotonic() + timeout
+    error: httpx.HTTPError | None = None  # the last, told if the wait times out
     while time.monotonic() < deadline:
         try:
             if predicate():
                 return
-        except httpx.HTTPError:
-            pass  # a worker that stopped answering: the check below says whether it exited
+        except httpx.HTTPError as exc:  # the check below says whether the worker exited
+            error = exc
         for w in workers:
             if w.proc.poll() is not None:
                 raise AssertionError(
@@ -184,7 +185,8 @@ def wait_for(predicate: Any, timeout: float, what: str, workers: list[Worker] = 
                 )
         time.sleep(0.3)
     logs = "\n---\n".join(w.tail() for w in workers)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{logs}")
+    last = f" (last HTTP error: {error!r})" if error is not None else ""
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}{last}\n{logs}")
 
 
 async def produce(broker: str, topic: str, items: list[tuple[bytes | None, bytes]]) -> None:
