@@ -35,6 +35,7 @@ from topologies.embedding import Embedder
 from topologies.memory import POOL, TOPIC, ChangeSet, TenantMemory, event_node_id
 from topologies.naming.titles import event_name
 from topologies.summaries import legacy_line, member_line
+from topologies.text import is_content_word, tokens
 from topologies.topics import MEMBER_EDGES
 
 log = structlog.get_logger(__name__)
@@ -269,6 +270,7 @@ def delete_event(
         report.quotes = quotes_of(memory, seeds)
         if seeds:
             _delete_nodes(memory, cascade(memory, seeds), report, when, embedder=embedder)
+        report.quotes = _no_longer_written(memory, report.quotes)
         _scrub_quotes(memory, report.quotes, when, embedder)
         for raw_id in {event_id, *(rid for _, rid in revisions)}:
             if memory.event_state(raw_id) is not None:
@@ -425,14 +427,26 @@ def _concepts_of(memory: TenantMemory, node_ids: Iterable[str]) -> set[str]:
     }
 
 
+def _still_written(name: str, texts: list[str]) -> bool:
+    """Every content word of the name (a plural as its singular) is in one of the texts."""
+    written = {_singular(w.lower()) for text in texts for w in tokens(text)}
+    return all(_singular(w.lower()) in written for w in tokens(name) if is_content_word(w))
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
 def _rename(
     memory: TenantMemory, concepts: set[str], when: datetime, embedder: Embedder | None
 ) -> None:
-    """Concepts of the fold that lost member events are named and summed up again from the
-    members left, as a split renames them (``boundaries.relabelled``): their name and text
-    said what the deleted events said ("Hausverwaltung number", from a deleted message "Send
-    me the Hausverwaltung number"). The nightly's concepts are re-worded by ``_redescribe``."""
-    from topologies.boundaries import relabelled  # no import cycle at load time
+    """Concepts of the fold that lost member events are summed up again from the members
+    left, as a split does (``boundaries.relabelled``), and renamed from them when a word of
+    their name is no longer written by any of them: the name said what a deleted event said
+    ("Hausverwaltung number", from a deleted message "Send me the Hausverwaltung number"). A
+    name the members left still write (an LLM's, say) stays. The nightly's concepts are
+    re-worded by ``_redescribe``."""
+    from topologies.boundaries import member_texts, relabelled  # no import cycle at load time
     from topologies.naming import Namer
 
     if embedder is None:  # names are ranked by vectors: the quotes are scrubbed instead
@@ -446,6 +460,8 @@ def _rename(
         renamed = relabelled(memory, namer, node_id)
         if renamed is None:
             continue
+        if _still_written(node.title, member_texts(memory, node_id)):
+            renamed = renamed.model_copy(update={"title": node.title})
         graph.replace_node(renamed.model_copy(update={"updated_at": when}))
         _reembed(memory, node_id, embedder)
 
@@ -538,6 +554,16 @@ def quotes_of(memory: TenantMemory, node_ids: Iterable[str]) -> list[str]:
             quotes -= {title, legacy_line(node)}
         found.update(quote for quote in quotes if len(quote) >= MIN_QUOTE)
     return sorted(found, key=len, reverse=True)
+
+
+def _no_longer_written(memory: TenantMemory, quotes: list[str]) -> list[str]:
+    """The quotes no event left writes the same way: a subject the deleted mail shared with
+    the mails kept of its thread ("Re: Water damage bathroom ceiling, ...") is theirs too,
+    and their lines keep it (it was blanked in them: "[deleted] (×2)")."""
+    if not quotes:
+        return quotes
+    kept = set(quotes_of(memory, memory.graph.ids(NodeKind.EVENT)))
+    return [quote for quote in quotes if quote not in kept]
 
 
 def scrub_quotes(text: str, quotes: Iterable[str]) -> str:

@@ -301,7 +301,7 @@ async def test_a_concept_named_for_what_a_deleted_message_said_is_renamed_from_t
         "Recurring: Jonas Weber: Sure, I'll work from home on Wednesday. Send…",
     )
 
-    delete_event(memory, "c2", embedder=embedder, now=PRIVACY_NOW)
+    report = delete_event(memory, "c2", embedder=embedder, now=PRIVACY_NOW)
 
     renamed = memory.graph.node(concept)
     assert "hausverwaltung" not in f"{renamed.title} {renamed.text}".lower()
@@ -310,6 +310,72 @@ async def test_a_concept_named_for_what_a_deleted_message_said_is_renamed_from_t
     vector = memory.index(NodeKind.CONCEPT).get(concept)  # re-made from the new words
     assert vector is not None
     assert float(vector @ embedder.embed([renamed.vector_text])[0]) == pytest.approx(1.0)
+    # written with the deletion (the store and the changelogs apply its ChangeSet)
+    assert report.changes is not None
+    assert report.changes.nodes[concept] == renamed
+    stored = report.changes.vectors[(NodeKind.CONCEPT.value, concept)]
+    assert stored is not None and float(stored @ vector) == pytest.approx(1.0)
+
+
+async def test_a_concept_whose_name_the_members_left_still_write_keeps_it(
+    embedder: HashingEmbedder,
+) -> None:
+    from datetime import timedelta
+
+    from schemas.events import RawEvent
+
+    eng = engine(embedder)
+    memory = eng.new_memory("alice")
+    t0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+    texts = ["Bathroom ceiling leak", "Water damage from upstairs", "Plumber for the ceiling leaks"]
+    events = [
+        RawEvent(id=f"e{i}", tenant="alice", source="note", ts=t0 + timedelta(hours=i), title=t)
+        for i, t in enumerate(texts)
+    ]
+    concept, _ = concept_over(eng, memory, events, "Bathroom ceiling", "Recurring: a name of mine")
+
+    delete_event(memory, "e1", embedder=embedder, now=PRIVACY_NOW)
+
+    kept = memory.graph.node(concept)
+    assert kept.title == "Bathroom ceiling"  # both words still written
+    assert kept.text == "Recurring: Plumber for the ceiling leaks; Bathroom ceiling leak"
+
+
+async def test_a_subject_the_mails_kept_share_with_the_deleted_one_stays_in_their_lines(
+    embedder: HashingEmbedder,
+) -> None:
+    from datetime import timedelta
+
+    from schemas.events import RawEvent
+
+    eng = engine(embedder)
+    memory = eng.new_memory("alice")
+    t0 = datetime(2026, 11, 12, 9, 0, tzinfo=UTC)
+    subject = "Re: Water damage bathroom ceiling, apartment 3.2"
+    mails = [
+        (subject, "Dear Mr Albers, the plumber found the leak in 4.2."),
+        (subject, "Dear Ms Keller, we ask the insurer about the ceiling."),
+        ("Rent reduction - apartment 3.2", "Until the ceiling is repaired, I reduce the rent."),
+    ]
+    events = [
+        RawEvent(
+            id=f"m{i}",
+            tenant="alice",
+            source="email",
+            ts=t0 + timedelta(hours=i),
+            title=title,
+            body=body,
+        )
+        for i, (title, body) in enumerate(mails)
+    ]
+    concept, _ = concept_over(eng, memory, events, "Water damage")
+
+    report = delete_event(memory, "m0", embedder=embedder, now=PRIVACY_NOW)
+
+    text = memory.graph.node(concept).text
+    assert "[deleted]" not in text and subject in text  # the kept reply's line
+    assert "plumber found the leak" not in text
+    assert subject not in report.quotes  # nor blanked in the embedded mode's files
 
 
 async def test_a_concept_text_written_before_member_lines_loses_a_deleted_mails_cut_title(
