@@ -185,6 +185,26 @@ async def test_delete_takes_every_revision_of_an_edited_event(embedder: HashingE
         await eng.fold(memory, edited)
 
 
+def hourly(source: str, t0: datetime, items: list[tuple[str, str]], prefix: str = "e") -> list[Any]:
+    """Events of alice from ``source``, an hour apart from ``t0``, ids ``<prefix>0``, ...;
+    each item a (title, body)."""
+    from datetime import timedelta
+
+    from schemas.events import RawEvent
+
+    return [
+        RawEvent(
+            id=f"{prefix}{i}",
+            tenant="alice",
+            source=source,
+            ts=t0 + timedelta(hours=i),
+            title=title,
+            body=body,
+        )
+        for i, (title, body) in enumerate(items)
+    ]
+
+
 def concept_over(
     eng: FoldEngine, memory: TenantMemory, events: list[Any], title: str, text: str = ""
 ) -> tuple[str, list[str]]:
@@ -212,20 +232,13 @@ def concept_over(
 async def test_a_deleted_member_leaves_no_trace_in_its_concepts_centroid(
     embedder: HashingEmbedder,
 ) -> None:
-    from datetime import UTC, datetime, timedelta
-
-    from schemas.events import RawEvent
     from topologies import topics
     from topologies.memory import TOPIC
 
     eng = engine(embedder)
     memory = eng.new_memory("alice")
-    t0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
     texts = ["Bathroom ceiling leak", "Ceiling leak is worse", "Plumber for the ceiling leak"]
-    events = [
-        RawEvent(id=f"e{i}", tenant="alice", source="note", ts=t0 + timedelta(hours=i), title=t)
-        for i, t in enumerate(texts)
-    ]
+    events = hourly("note", datetime(2026, 11, 2, 9, tzinfo=UTC), [(t, "") for t in texts])
     concept, ids = concept_over(eng, memory, events, "Ceiling leak")
     assert concept in memory.index(TOPIC)
     report = delete_event(memory, "e1", embedder=embedder, now=PRIVACY_NOW)
@@ -270,10 +283,6 @@ async def test_what_a_deleted_message_said_leaves_the_concepts_text(
 async def test_a_concept_named_for_what_a_deleted_message_said_is_renamed_from_the_rest(
     embedder: HashingEmbedder,
 ) -> None:
-    from datetime import timedelta
-
-    from schemas.events import RawEvent
-
     eng = engine(embedder)
     memory = eng.new_memory("alice")
     t0 = datetime(2026, 11, 7, 16, 0, tzinfo=UTC)
@@ -282,17 +291,7 @@ async def test_a_concept_named_for_what_a_deleted_message_said_is_renamed_from_t
         "The express passport costs more, but the passport is ready in time for the trip.",
         "Sure, I'll work from home on Wednesday. Send me the Hausverwaltung number.",
     ]
-    events = [
-        RawEvent(
-            id=f"c{i}",
-            tenant="alice",
-            source="chat",
-            ts=t0 + timedelta(hours=i),
-            title="Jonas Weber",
-            body=body,
-        )
-        for i, body in enumerate(said)
-    ]
+    events = hourly("chat", t0, [("Jonas Weber", body) for body in said], prefix="c")
     concept, _ = concept_over(
         eng,
         memory,
@@ -320,18 +319,11 @@ async def test_a_concept_named_for_what_a_deleted_message_said_is_renamed_from_t
 async def test_a_concept_whose_name_the_members_left_still_write_keeps_it(
     embedder: HashingEmbedder,
 ) -> None:
-    from datetime import timedelta
-
-    from schemas.events import RawEvent
-
     eng = engine(embedder)
     memory = eng.new_memory("alice")
     t0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
     texts = ["Bathroom ceiling leak", "Water damage from upstairs", "Plumber for the ceiling leaks"]
-    events = [
-        RawEvent(id=f"e{i}", tenant="alice", source="note", ts=t0 + timedelta(hours=i), title=t)
-        for i, t in enumerate(texts)
-    ]
+    events = hourly("note", t0, [(t, "") for t in texts])
     concept, _ = concept_over(eng, memory, events, "Bathroom ceiling", "Recurring: a name of mine")
 
     delete_event(memory, "e1", embedder=embedder, now=PRIVACY_NOW)
@@ -344,10 +336,6 @@ async def test_a_concept_whose_name_the_members_left_still_write_keeps_it(
 async def test_a_subject_the_mails_kept_share_with_the_deleted_one_stays_in_their_lines(
     embedder: HashingEmbedder,
 ) -> None:
-    from datetime import timedelta
-
-    from schemas.events import RawEvent
-
     eng = engine(embedder)
     memory = eng.new_memory("alice")
     t0 = datetime(2026, 11, 12, 9, 0, tzinfo=UTC)
@@ -357,17 +345,7 @@ async def test_a_subject_the_mails_kept_share_with_the_deleted_one_stays_in_thei
         (subject, "Dear Ms Keller, we ask the insurer about the ceiling."),
         ("Rent reduction - apartment 3.2", "Until the ceiling is repaired, I reduce the rent."),
     ]
-    events = [
-        RawEvent(
-            id=f"m{i}",
-            tenant="alice",
-            source="email",
-            ts=t0 + timedelta(hours=i),
-            title=title,
-            body=body,
-        )
-        for i, (title, body) in enumerate(mails)
-    ]
+    events = hourly("email", t0, mails, prefix="m")
     concept, _ = concept_over(eng, memory, events, "Water damage")
 
     report = delete_event(memory, "m0", embedder=embedder, now=PRIVACY_NOW)
