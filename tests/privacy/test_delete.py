@@ -205,6 +205,15 @@ def hourly(source: str, t0: datetime, items: list[tuple[str, str]], prefix: str 
     ]
 
 
+def forming_engine(embedder: HashingEmbedder) -> FoldEngine:
+    """An engine whose heuristic planner forms a concept from two related events."""
+    from topologies.config import EngineConfig
+    from topologies.heuristic_planner import HeuristicPlanner
+
+    config = EngineConfig(assign_similarity=0.35, pair_similarity=0.3)
+    return FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
+
+
 def concept_over(
     eng: FoldEngine, memory: TenantMemory, events: list[Any], title: str, text: str = ""
 ) -> tuple[str, list[str]]:
@@ -256,21 +265,15 @@ async def test_a_deleted_member_leaves_no_trace_in_its_concepts_centroid(
 async def test_what_a_deleted_message_said_leaves_the_concepts_text(
     embedder: HashingEmbedder,
 ) -> None:
-    from schemas.events import RawEvent
-    from topologies.config import EngineConfig
-    from topologies.heuristic_planner import HeuristicPlanner
-
-    config = EngineConfig(assign_similarity=0.35, pair_similarity=0.3)
-    eng = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
+    eng = forming_engine(embedder)
     memory = eng.new_memory("alice")
     said = [
         "Flights to Bangkok on 18 Dec went up again, shall we book the Bangkok flights today?",
         "Book the Bangkok flights today, the return flights on 3 Jan work with school.",
     ]
-    for hour, body in enumerate(said):
-        ts = datetime(2026, 11, 2, 9 + hour, tzinfo=UTC)
-        await eng.fold(memory, RawEvent(id=f"m{hour}", tenant="alice", source="chat", ts=ts,
-                                        title="Jonas Weber", body=body))  # fmt: skip
+    t0 = datetime(2026, 11, 2, 9, tzinfo=UTC)
+    for event in hourly("chat", t0, [("Jonas Weber", body) for body in said], prefix="m"):
+        await eng.fold(memory, event)
     (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
     assert "Flights to Bangkok on 18 Dec" in concept.text
     delete_event(memory, "m0", embedder=embedder, now=PRIVACY_NOW)
@@ -359,20 +362,13 @@ async def test_a_subject_the_mails_kept_share_with_the_deleted_one_stays_in_thei
 async def test_a_concept_text_written_before_member_lines_loses_a_deleted_mails_cut_title(
     embedder: HashingEmbedder,
 ) -> None:
-    from schemas.events import RawEvent
-    from topologies.config import EngineConfig
-    from topologies.heuristic_planner import HeuristicPlanner
-
-    config = EngineConfig(assign_similarity=0.35, pair_similarity=0.3)
-    eng = FoldEngine(embedder, HeuristicPlanner(embedder, config), config)
+    eng = forming_engine(embedder)
     memory = eng.new_memory("alice")
     subject = "Re: Water damage bathroom ceiling, Grünberger Str. 41, apartment 3.2 (photos)"
-    for hour, title in enumerate([subject, "Water damage bathroom"]):
-        ts = datetime(2026, 11, 2, 9 + hour, tzinfo=UTC)
-        body = "The ceiling stain in the bathroom grows."
-        event = RawEvent(
-            id=f"m{hour}", tenant="alice", source="email", ts=ts, title=title, body=body
-        )
+    body = "The ceiling stain in the bathroom grows."
+    t0 = datetime(2026, 11, 2, 9, tzinfo=UTC)
+    mails = [(subject, body), ("Water damage bathroom", body)]
+    for event in hourly("email", t0, mails, prefix="m"):
         await eng.fold(memory, event)
     (concept,) = memory.graph.nodes(NodeKind.CONCEPT)
     cut = subject[:59] + "…"  # as a store folded before member lines wrote it
