@@ -31,8 +31,10 @@ import structlog
 
 from schemas.errors import FoldmemError, InvalidEventError, NotFoundError
 from schemas.graph import EdgeKind, Node, NodeKind
+from topologies.boundaries import member_texts, relabelled
 from topologies.embedding import Embedder
 from topologies.memory import POOL, TOPIC, ChangeSet, TenantMemory, event_node_id
+from topologies.naming import Namer
 from topologies.naming.titles import event_name
 from topologies.summaries import legacy_line, member_line
 from topologies.text import is_content_word, tokens
@@ -411,8 +413,9 @@ def _delete_nodes(
         if keeper in doomed or absorbed in doomed:
             graph.remove_alias(absorbed)
     if relink:
-        _rename(memory, lost_members, when, embedder)
-        _redescribe(memory, affected, report, when, embedder)
+        namer = Namer(embedder)
+        _rename(memory, lost_members, when, embedder, namer)
+        _redescribe(memory, affected, report, when, embedder, namer)
 
 
 def _concepts_of(memory: TenantMemory, node_ids: Iterable[str]) -> set[str]:
@@ -437,8 +440,17 @@ def _singular(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+def _from_nightly(node: Node) -> bool:
+    """Written by the nightly engine (its schemas and intents), not by the fold."""
+    return str(node.attrs.get("origin", "")).startswith("nightly")
+
+
 def _rename(
-    memory: TenantMemory, concepts: set[str], when: datetime, embedder: Embedder | None
+    memory: TenantMemory,
+    concepts: set[str],
+    when: datetime,
+    embedder: Embedder | None,
+    namer: Namer,
 ) -> None:
     """Concepts of the fold that lost member events are summed up again from the members
     left, as a split does (``boundaries.relabelled``), and renamed from them when a word of
@@ -446,16 +458,12 @@ def _rename(
     ("Hausverwaltung number", from a deleted message "Send me the Hausverwaltung number"). A
     name the members left still write (an LLM's, say) stays. The nightly's concepts are
     re-worded by ``_redescribe``."""
-    from topologies.boundaries import member_texts, relabelled  # no import cycle at load time
-    from topologies.naming import Namer
-
     if embedder is None:  # names are ranked by vectors: the quotes are scrubbed instead
         return
-    namer = Namer(embedder)
     graph = memory.graph
     for node_id in sorted(concepts):
         node = graph.get(node_id)
-        if node is None or node.core or str(node.attrs.get("origin", "")).startswith("nightly"):
+        if node is None or node.core or _from_nightly(node):
             continue
         renamed = relabelled(memory, namer, node_id)
         if renamed is None:
@@ -472,17 +480,15 @@ def _redescribe(
     report: DeletionReport,
     when: datetime,
     embedder: Embedder | None,
+    namer: Namer,
 ) -> None:
     """Nightly-written nodes that lost evidence are re-worded from what is left, so no quote
     of deleted content survives in them; a core schema left with one member is removed.
     They are named as the nightly named them (``Namer.label_texts`` / ``title_texts``)."""
-    from topologies.naming import Namer
-
-    namer = Namer(embedder)
     graph = memory.graph
     for node_id in sorted(affected):
         node = graph.get(node_id)
-        if node is None or not str(node.attrs.get("origin", "")).startswith("nightly"):
+        if node is None or not _from_nightly(node):
             continue
         if node.core:
             members = [graph.node(e.src) for e in graph.in_edges(node_id, EdgeKind.PART_OF)]
