@@ -24,12 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from topologies.lexicon import (
-    ACCOUNT_NOUNS,
-    CALENDAR_WORDS,
-    PLACE_WORDS,
-    STOPWORDS,
-)
+from topologies.lexicon import ACCOUNT_NOUNS, CALENDAR_WORDS, PLACE_WORDS, STOPWORDS
 from topologies.naming.activities import (
     MAX_ACTIVITIES,
     ActivityLabel,
